@@ -1,0 +1,71 @@
+"""The joint interface: the only code in screwdyn that branches on the joint type.
+
+A joint ``i`` joins body ``p(i)`` to body ``i``. Body ``i``'s frame sits on the joint axis,
+so the joint's screw axis in that frame is (notes 000 and 001, ``A_i``)::
+
+    revolute   S_i = (a, 0)        prismatic   S_i = (0, a)
+
+and the pose of body ``i`` in its parent is ``T_{p(i),i}(q_i) = T_{p(i),i}(0) exp([S_i] q_i)``.
+
+Two functions make the interface, in the style of Featherstone's ``jcalc``:
+:func:`joint_transform` gives ``T_{p(i),i}(q_i)`` and :func:`motion_subspace` gives ``S_i``.
+Both are numba ``njit`` functions inlined into the algorithm kernels.
+"""
+import math
+
+from numba import njit
+
+from .layout import AXIS, JTYPE, POS, PRISMATIC, ROT
+
+
+@njit(cache=True, inline="always")
+def joint_transform(kd, i, qi, R, p):
+    """Write ``T_{p(i),i}(q_i) = (R, p)`` into ``R (3, 3)`` and ``p (3,)``.
+
+    Revolute: ``R = R_0 Rot(a, q)`` (Rodrigues), ``p = p_0``.
+    Prismatic: ``R = R_0``, ``p = p_0 + R_0 a q``.
+    """
+    ax = kd[i, AXIS]
+    ay = kd[i, AXIS + 1]
+    az = kd[i, AXIS + 2]
+    if kd[i, JTYPE] == PRISMATIC:
+        for r in range(3):
+            R0r0 = kd[i, ROT + 3 * r]
+            R0r1 = kd[i, ROT + 3 * r + 1]
+            R0r2 = kd[i, ROT + 3 * r + 2]
+            R[r, 0] = R0r0
+            R[r, 1] = R0r1
+            R[r, 2] = R0r2
+            p[r] = kd[i, POS + r] + (R0r0 * ax + R0r1 * ay + R0r2 * az) * qi
+        return
+    # Rodrigues: Rot(a, q) = I + sin q [a] + (1 - cos q) [a]^2
+    s = math.sin(qi)
+    c = math.cos(qi)
+    t = 1.0 - c
+    j00 = c + t * ax * ax
+    j01 = t * ax * ay - s * az
+    j02 = t * ax * az + s * ay
+    j10 = t * ax * ay + s * az
+    j11 = c + t * ay * ay
+    j12 = t * ay * az - s * ax
+    j20 = t * ax * az - s * ay
+    j21 = t * ay * az + s * ax
+    j22 = c + t * az * az
+    for r in range(3):
+        R0r0 = kd[i, ROT + 3 * r]
+        R0r1 = kd[i, ROT + 3 * r + 1]
+        R0r2 = kd[i, ROT + 3 * r + 2]
+        R[r, 0] = R0r0 * j00 + R0r1 * j10 + R0r2 * j20
+        R[r, 1] = R0r0 * j01 + R0r1 * j11 + R0r2 * j21
+        R[r, 2] = R0r0 * j02 + R0r1 * j12 + R0r2 * j22
+        p[r] = kd[i, POS + r]
+
+
+@njit(cache=True, inline="always")
+def motion_subspace(kd, i, S):
+    """Write the joint's screw axis in body ``i``'s frame, ``S_i = (a, 0)`` or ``(0, a)``, into ``S (6,)``."""
+    prismatic = kd[i, JTYPE] == PRISMATIC
+    for r in range(3):
+        a = kd[i, AXIS + r]
+        S[r] = 0.0 if prismatic else a
+        S[3 + r] = a if prismatic else 0.0

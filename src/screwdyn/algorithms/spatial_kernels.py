@@ -1,0 +1,82 @@
+"""Spatial operators on 6-vectors for the compiled kernels, written out component-wise.
+
+The same operators as :mod:`screwdyn.spatial`, (omega, v) and (n, f) ordering, for a body
+``i`` whose pose in its parent is ``T_{p,i} = (R, p)``:
+
+* :func:`twist_to_child`      ``V_i  = [Ad_{T_{i,p}}] V_p = (R^T w, R^T (v + w x p))``
+* :func:`wrench_to_parent`    ``F_p += [Ad_{T_{i,p}}]^T F_i = (R n + p x R f, R f)``
+* :func:`bracket`             ``[ad_V] S = (w x s_w, v x s_w + w x s_v)``
+* :func:`inertia_times`       ``G V = (I_o w + h x v, m v - h x w)`` (10-parameter inertia)
+* :func:`coadjoint_bias`      ``-[ad_V]^T h = (w x h_n + v x h_f, w x h_f)``
+"""
+from numba import njit
+
+from .layout import IORG, MASS, MCOM
+
+
+@njit(cache=True, inline="always")
+def cross_add(a0, a1, a2, b0, b1, b2, out, o, scale):
+    """``out[o:o+3] += scale * (a x b)``."""
+    out[o] += scale * (a1 * b2 - a2 * b1)
+    out[o + 1] += scale * (a2 * b0 - a0 * b2)
+    out[o + 2] += scale * (a0 * b1 - a1 * b0)
+
+
+@njit(cache=True, inline="always")
+def twist_to_child(R, p, Vp, Vi):
+    """``Vi = [Ad_{T_{i,p}}] Vp`` with ``T_{p,i} = (R, p)``: ``(R^T w, R^T (v + w x p))``."""
+    w0, w1, w2 = Vp[0], Vp[1], Vp[2]
+    u0 = Vp[3] + w1 * p[2] - w2 * p[1]
+    u1 = Vp[4] + w2 * p[0] - w0 * p[2]
+    u2 = Vp[5] + w0 * p[1] - w1 * p[0]
+    for c in range(3):
+        Vi[c] = R[0, c] * w0 + R[1, c] * w1 + R[2, c] * w2
+        Vi[3 + c] = R[0, c] * u0 + R[1, c] * u1 + R[2, c] * u2
+
+
+@njit(cache=True, inline="always")
+def wrench_to_parent(R, p, Fi, Fp):
+    """``Fp += [Ad_{T_{i,p}}]^T Fi``: ``n_p += R n + p x (R f)``, ``f_p += R f``."""
+    f0 = R[0, 0] * Fi[3] + R[0, 1] * Fi[4] + R[0, 2] * Fi[5]
+    f1 = R[1, 0] * Fi[3] + R[1, 1] * Fi[4] + R[1, 2] * Fi[5]
+    f2 = R[2, 0] * Fi[3] + R[2, 1] * Fi[4] + R[2, 2] * Fi[5]
+    for r in range(3):
+        Fp[r] += R[r, 0] * Fi[0] + R[r, 1] * Fi[1] + R[r, 2] * Fi[2]
+    Fp[0] += p[1] * f2 - p[2] * f1
+    Fp[1] += p[2] * f0 - p[0] * f2
+    Fp[2] += p[0] * f1 - p[1] * f0
+    Fp[3] += f0
+    Fp[4] += f1
+    Fp[5] += f2
+
+
+@njit(cache=True, inline="always")
+def bracket_add(V, S, scale, out):
+    """``out += scale * [ad_V] S = scale * (w x s_w, v x s_w + w x s_v)``."""
+    cross_add(V[0], V[1], V[2], S[0], S[1], S[2], out, 0, scale)
+    cross_add(V[3], V[4], V[5], S[0], S[1], S[2], out, 3, scale)
+    cross_add(V[0], V[1], V[2], S[3], S[4], S[5], out, 3, scale)
+
+
+@njit(cache=True, inline="always")
+def inertia_times(kd, i, V, out):
+    """``out = G_i V = (I_o w + h x v, m v - h x w)`` for body ``i``'s spatial inertia."""
+    m = kd[i, MASS]
+    h0, h1, h2 = kd[i, MCOM], kd[i, MCOM + 1], kd[i, MCOM + 2]
+    ixx, ixy, ixz = kd[i, IORG], kd[i, IORG + 1], kd[i, IORG + 2]
+    iyy, iyz, izz = kd[i, IORG + 3], kd[i, IORG + 4], kd[i, IORG + 5]
+    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    out[0] = ixx * w0 + ixy * w1 + ixz * w2 + h1 * v2 - h2 * v1
+    out[1] = ixy * w0 + iyy * w1 + iyz * w2 + h2 * v0 - h0 * v2
+    out[2] = ixz * w0 + iyz * w1 + izz * w2 + h0 * v1 - h1 * v0
+    out[3] = m * v0 - (h1 * w2 - h2 * w1)
+    out[4] = m * v1 - (h2 * w0 - h0 * w2)
+    out[5] = m * v2 - (h0 * w1 - h1 * w0)
+
+
+@njit(cache=True, inline="always")
+def coadjoint_bias_add(V, h, out):
+    """``out += -[ad_V]^T h = (w x h_n + v x h_f, w x h_f)`` (note 000, section 3.3)."""
+    cross_add(V[0], V[1], V[2], h[0], h[1], h[2], out, 0, 1.0)
+    cross_add(V[3], V[4], V[5], h[3], h[4], h[5], out, 0, 1.0)
+    cross_add(V[0], V[1], V[2], h[3], h[4], h[5], out, 3, 1.0)

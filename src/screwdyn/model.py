@@ -1,0 +1,467 @@
+"""The robot model: a kinematic tree stored as flat arrays indexed by body, ``parent[i] < i``.
+
+Each moving body ``i`` (``0 <= i < n``) carries exactly one joint, revolute or prismatic, that
+joins it to its parent body ``parent[i]`` (``-1``: the fixed base). Fixed joints are merged:
+the child's inertia is lumped into the body that carries it and the child link is kept as a
+named frame. Body ``i``'s frame is the URDF frame of its link, which lies on the joint axis.
+
+``q`` is ordered as ``model.joint_names``. Build a model with :class:`ModelBuilder` (in code),
+:func:`screwdyn.load_urdf`, or :meth:`Model.from_screws` (Modern Robotics lists).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .algorithms.layout import (
+    ARMAT, AXIS, GRAVITY, IORG, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
+)
+from .errors import ModelError
+from .inertia import RigidBody, check_inertia, compound
+from .spatial import Ad, inverse_transform
+
+__all__ = ["Model", "ModelBuilder", "REVOLUTE", "PRISMATIC"]
+
+_JOINT_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+
+
+def _f(shape):
+    return field(default_factory=lambda: np.zeros(shape))
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An immutable kinematic tree. Arrays are indexed by body ``i`` (= joint ``i`` = ``q[i]``).
+
+    Attributes (shapes in brackets, ``n`` degrees of freedom, ``k`` frames)::
+
+        parent          (n,)      parent body, -1 for the base; parent[i] < i
+        joint_type      (n,)      REVOLUTE (0) or PRISMATIC (1)
+        joint_axis      (n, 3)    unit joint axis in the body frame
+        T_parent_body   (n, 4, 4) pose of body i in its parent at q = 0 (M_{p(i),i}, Xtree)
+        mass            (n,)      body mass [kg]
+        com             (n, 3)    centre of mass in the body frame [m]
+        inertia_com     (n, 3, 3) rotational inertia about the CoM, body axes [kg m^2]
+        rotor_inertia   (n,)      motor rotor inertia I_m about its spin axis [kg m^2]
+        gear_ratio      (n,)      n_r = motor angle / joint angle
+        damping         (n,)      viscous friction coefficient [N m s / rad or N s / m]
+        friction        (n,)      Coulomb friction [N m or N]
+        q_lower, q_upper, velocity_limit, effort_limit   (n,)   limits (inf: none)
+        gravity         (3,)      gravity in the base frame [m/s^2]
+        frame_names     (k,)      every URDF link, the base, and added frames
+        frame_body      (k,)      the body carrying each frame (-1: base)
+        frame_pose      (k, 4, 4) pose of each frame in its body's frame
+    """
+
+    name: str
+    joint_names: tuple
+    link_names: tuple
+    base_name: str
+    parent: np.ndarray
+    joint_type: np.ndarray
+    joint_axis: np.ndarray
+    T_parent_body: np.ndarray
+    mass: np.ndarray
+    com: np.ndarray
+    inertia_com: np.ndarray
+    rotor_inertia: np.ndarray
+    gear_ratio: np.ndarray
+    damping: np.ndarray
+    friction: np.ndarray
+    q_lower: np.ndarray
+    q_upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    gravity: np.ndarray
+    frame_names: tuple
+    frame_body: np.ndarray
+    frame_pose: np.ndarray
+    mimic: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        n = len(self.joint_names)
+        arrays = {
+            "parent": (np.int64, (n,)), "joint_type": (np.int64, (n,)), "joint_axis": (float, (n, 3)),
+            "T_parent_body": (float, (n, 4, 4)), "mass": (float, (n,)), "com": (float, (n, 3)),
+            "inertia_com": (float, (n, 3, 3)), "rotor_inertia": (float, (n,)), "gear_ratio": (float, (n,)),
+            "damping": (float, (n,)), "friction": (float, (n,)), "q_lower": (float, (n,)),
+            "q_upper": (float, (n,)), "velocity_limit": (float, (n,)), "effort_limit": (float, (n,)),
+            "gravity": (float, (3,)), "frame_body": (np.int64, (len(self.frame_names),)),
+            "frame_pose": (float, (len(self.frame_names), 4, 4)),
+        }
+        for key, (dtype, shape) in arrays.items():
+            a = np.array(getattr(self, key), dtype=dtype).reshape(shape)
+            a.setflags(write=False)
+            object.__setattr__(self, key, a)
+        for key in ("joint_names", "link_names", "frame_names"):
+            object.__setattr__(self, key, tuple(getattr(self, key)))
+        if len(self.link_names) != n:
+            raise ModelError("link_names and joint_names must have one entry per body")
+        if np.any(self.parent >= np.arange(n)):
+            raise ModelError("bodies must be ordered with parent[i] < i")
+        if not np.all(np.isfinite(self.gravity)):
+            raise ModelError("gravity has a NaN or inf entry")
+        object.__setattr__(self, "_kd", self._pack())
+        object.__setattr__(self, "_frame_index", {f: k for k, f in enumerate(self.frame_names)})
+        object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
+
+    # ------------------------------------------------------------------ derived quantities
+    @property
+    def n(self) -> int:
+        """Degrees of freedom (= number of moving bodies)."""
+        return len(self.joint_names)
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Reflected rotor inertia ``n_r^2 I_m`` added to the diagonal of ``M`` (note 004)."""
+        return self.gear_ratio**2 * self.rotor_inertia
+
+    @property
+    def inertia_origin(self) -> np.ndarray:
+        """``(n, 3, 3)`` inertia about each body frame's origin, ``I_c + m [c]^T [c]`` (Steiner)."""
+        c = self.com
+        cc = np.einsum("ni,ni->n", c, c)
+        return self.inertia_com + self.mass[:, None, None] * (
+            cc[:, None, None] * np.eye(3) - np.einsum("ni,nj->nij", c, c)
+        )
+
+    @property
+    def spatial_inertias(self) -> np.ndarray:
+        """``(n, 6, 6)`` spatial inertia ``G_i`` of each body in its own frame, ``(omega, v)`` order."""
+        return np.array([RigidBody(m, c, I).spatial_inertia() for m, c, I in zip(self.mass, self.com, self.inertia_com)])
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.mass.sum())
+
+    def body(self, i) -> RigidBody:
+        """Body ``i`` (index or link name) as a :class:`~screwdyn.inertia.RigidBody` in its own frame."""
+        i = self.body_index(i)
+        return RigidBody(self.mass[i], self.com[i], self.inertia_com[i])
+
+    def body_index(self, name) -> int:
+        if isinstance(name, (int, np.integer)):
+            if not -self.n <= name < self.n:
+                raise ModelError(f"body index {name} out of range for a model with {self.n} bodies")
+            return int(name) % self.n
+        try:
+            return self._body_index[name]
+        except KeyError:
+            raise ModelError(f"unknown link {name!r}; moving links are {list(self.link_names)}") from None
+
+    def frame_index(self, name) -> int:
+        if isinstance(name, (int, np.integer)):
+            if not 0 <= name < len(self.frame_names):
+                raise ModelError(f"frame index {name} out of range ({len(self.frame_names)} frames)")
+            return int(name)
+        try:
+            return self._frame_index[name]
+        except KeyError:
+            raise ModelError(f"unknown frame {name!r}; frames are {list(self.frame_names)}") from None
+
+    def joint_index(self, name) -> int:
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise ModelError(f"unknown joint {name!r}; joints are {list(self.joint_names)}") from None
+
+    def replace(self, **changes) -> "Model":
+        """A copy with some fields changed (the model itself is immutable), checked and repacked."""
+        return dataclasses.replace(self, **changes)
+
+    def with_gravity(self, gravity) -> "Model":
+        return self.replace(gravity=np.asarray(gravity, dtype=float))
+
+    def _pack(self) -> np.ndarray:
+        """The packed array of :mod:`screwdyn.algorithms.layout` read by the kernels."""
+        n = self.n
+        kd = np.zeros((n + 1, WIDTH))
+        kd[:n, ROT:ROT + 9] = self.T_parent_body[:, :3, :3].reshape(n, 9)
+        kd[:n, POS:POS + 3] = self.T_parent_body[:, :3, 3]
+        kd[:n, AXIS:AXIS + 3] = self.joint_axis
+        kd[:n, JTYPE] = self.joint_type
+        kd[:n, PARENT] = self.parent
+        kd[:n, MASS] = self.mass
+        kd[:n, MCOM:MCOM + 3] = self.mass[:, None] * self.com
+        Io = self.inertia_origin
+        kd[:n, IORG:IORG + 6] = Io[:, [0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
+        kd[:n, ARMAT] = self.armature
+        kd[n, GRAVITY:GRAVITY + 3] = self.gravity
+        kd.setflags(write=False)
+        return kd
+
+    def __repr__(self):
+        types = "".join("RP"[t] for t in self.joint_type)
+        return f"Model({self.name!r}, n={self.n}, joints={types}, mass={self.total_mass:.4g} kg)"
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_screws(cls, M_list, G_list, S_list, gravity=(0.0, 0.0, -9.81), name="screw_chain") -> "Model":
+        """A serial chain from Modern Robotics lists (Lynch & Park, ch. 8; note 001).
+
+        ``M_list``: the home poses ``M_{i-1,i}`` of the CoM frames ``{i}``, ``i = 1..n``; an
+        extra last entry ``M_{n,n+1}`` adds the tip frame ``"ee"``. ``G_list``: spatial
+        inertias ``G_i`` (6x6, (omega, v)) in ``{i}``. ``S_list``: space-frame screw axes, as
+        the columns of a ``(6, n)`` array (MR's ``Slist``) or a list of ``n`` 6-vectors.
+
+        Each body's frame is moved onto its joint axis (``A_i = Ad_{M_{0,i}^-1} S_i``); the CoM
+        frames are kept as frames ``"link{i}_com"``, so poses and inertias are unchanged.
+        """
+        Ms = [np.asarray(M, dtype=float) for M in M_list]
+        Gs = [np.asarray(G, dtype=float) for G in G_list]
+        if isinstance(S_list, np.ndarray):
+            if S_list.ndim != 2 or S_list.shape[0] != 6:
+                raise ModelError(f"S_list must be a (6, n) array of screw-axis columns, got shape {S_list.shape}")
+            Ss = [S_list[:, j].astype(float) for j in range(S_list.shape[1])]
+        else:
+            Ss = [np.asarray(S, dtype=float).reshape(6) for S in S_list]
+        n = len(Ss)
+        if len(Gs) != n or len(Ms) not in (n, n + 1):
+            raise ModelError(f"from_screws: {n} screw axes need {n} spatial inertias and {n} or {n + 1} M's "
+                             f"(got {len(Gs)} and {len(Ms)})")
+        b = ModelBuilder(name=name, base="base", gravity=gravity)
+        M0 = np.eye(4)           # M_{0,i}
+        T_prevp_prev = np.eye(4)  # T_{(i-1)', i-1}: previous canonical body frame -> previous CoM frame
+        prev = "base"
+        for i in range(n):
+            for what, arr, shape in (("M_list", Ms[i], (4, 4)), ("G_list", Gs[i], (6, 6))):
+                if arr.shape != shape or not np.all(np.isfinite(arr)):
+                    raise ModelError(f"from_screws: {what}[{i}] must be a finite {shape} array")
+            M0 = M0 @ Ms[i]
+            A = Ad(inverse_transform(M0)) @ Ss[i]           # screw axis in {i} (note 000, step 1)
+            w, v = A[:3], A[3:]
+            if abs(np.linalg.norm(w) - 1) < 1e-9 and abs(w @ v) < 1e-9:
+                jtype, axis, r = "revolute", w, np.cross(w, v)   # a point on the axis
+            elif np.linalg.norm(w) < 1e-12 and abs(np.linalg.norm(v) - 1) < 1e-9:
+                jtype, axis, r = "prismatic", v, np.zeros(3)
+            else:
+                raise ModelError(f"from_screws: S_list[{i}] = {Ss[i]} is neither a revolute (unit omega, zero pitch) "
+                                 "nor a prismatic (omega = 0, unit v) screw axis")
+            T_i_ip = np.eye(4)
+            T_i_ip[:3, 3] = r                                  # canonical frame {i'} on the axis
+            body = RigidBody.from_spatial(Gs[i]).transformed(inverse_transform(T_i_ip))
+            b.add_body(f"link{i + 1}", prev, f"joint{i + 1}", jtype, axis=axis,
+                       origin=T_prevp_prev @ Ms[i] @ T_i_ip, inertial=body)
+            b.add_frame(f"link{i + 1}_com", f"link{i + 1}", inverse_transform(T_i_ip))
+            T_prevp_prev = inverse_transform(T_i_ip)
+            prev = f"link{i + 1}"
+        if len(Ms) == n + 1:
+            b.add_frame("ee", prev, T_prevp_prev @ Ms[n])
+        return b.build()
+
+
+@dataclass
+class _Link:
+    name: str
+    inertial: RigidBody
+
+
+@dataclass
+class _Joint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    origin: np.ndarray
+    axis: np.ndarray
+    limits: tuple
+    damping: float
+    friction: float
+    rotor_inertia: float
+    gear_ratio: float
+    mimic: tuple | None
+
+
+class ModelBuilder:
+    """Build a :class:`Model` in code, link by link and joint by joint (as a URDF does).
+
+    >>> import numpy as np
+    >>> from screwdyn.inertia import point_mass
+    >>> b = ModelBuilder("planar_2r", gravity=(0, -9.81, 0))
+    >>> b.add_body("link1", "base", "joint1", "revolute", axis=(0, 0, 1), inertial=point_mass(1.0, [1, 0, 0]))
+    >>> b.add_body("link2", "link1", "joint2", "revolute", axis=(0, 0, 1),
+    ...            origin=np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]),
+    ...            inertial=point_mass(1.0, [1, 0, 0]))
+    >>> b.build()
+    Model('planar_2r', n=2, joints=RR, mass=2 kg)
+    """
+
+    def __init__(self, name="robot", base="base", gravity=(0.0, 0.0, -9.81), strict=False):
+        self.name = name
+        self.base = base
+        self.gravity = np.asarray(gravity, dtype=float)
+        self.strict = strict
+        self._links: dict[str, _Link] = {}
+        self._joints: list[_Joint] = []
+        self._frames: list[tuple] = []
+        self.add_link(base)
+
+    def add_link(self, name, inertial: RigidBody | None = None, mass=None, com=(0.0, 0.0, 0.0), inertia=None):
+        """Add a link; its inertia is ``inertial`` or ``(mass, com, inertia about the CoM)``
+        in the link frame. A link without either is massless (as the URDF specification says)."""
+        if name in self._links:
+            raise ModelError(f"link {name!r} is defined twice")
+        if inertial is None:
+            inertial = RigidBody(0.0 if mass is None else mass, com, np.zeros((3, 3)) if inertia is None else inertia)
+        check_inertia(inertial.mass, inertial.inertia, f"link {name!r}", self.strict)
+        if not np.all(np.isfinite(inertial.com)):
+            raise ModelError(f"link {name!r}: centre of mass has a NaN or inf entry")
+        self._links[name] = _Link(name, inertial)
+        return self
+
+    def add_joint(self, name, type, parent, child, origin=None, axis=(0.0, 0.0, 1.0), lower=-np.inf, upper=np.inf,
+                  effort=np.inf, velocity=np.inf, damping=0.0, friction=0.0, rotor_inertia=0.0, gear_ratio=1.0,
+                  mimic=None):
+        """Add a joint of ``type`` ``"revolute"``, ``"continuous"``, ``"prismatic"`` or ``"fixed"``
+        placing link ``child`` at ``origin`` (pose at ``q = 0``, in ``parent``'s frame) with the
+        joint ``axis`` in the child frame. ``mimic = (leader_joint, multiplier, offset)`` is recorded
+        in ``model.mimic``; the joint itself stays an independent degree of freedom."""
+        if any(j.name == name for j in self._joints):
+            raise ModelError(f"joint {name!r} is defined twice")
+        if type not in _JOINT_TYPES and type != "fixed":
+            raise ModelError(f"joint {name!r}: unsupported joint type {type!r} "
+                             "(supported: revolute, continuous, prismatic, fixed)")
+        T = np.eye(4) if origin is None else np.asarray(origin, dtype=float)
+        if T.shape != (4, 4) or not np.all(np.isfinite(T)):
+            raise ModelError(f"joint {name!r}: origin must be a finite 4x4 transform")
+        R = T[:3, :3]
+        if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
+            raise ModelError(f"joint {name!r}: origin rotation is not a rotation matrix")
+        a = np.asarray(axis, dtype=float).reshape(3)
+        norm = np.linalg.norm(a)
+        if type != "fixed" and (not np.isfinite(norm) or norm < 1e-12):
+            raise ModelError(f"joint {name!r}: axis {axis!r} is zero or not finite")
+        nums = dict(lower=lower, upper=upper, effort=effort, velocity=velocity, damping=damping, friction=friction,
+                    rotor_inertia=rotor_inertia, gear_ratio=gear_ratio)
+        for key, val in nums.items():
+            if np.isnan(val):
+                raise ModelError(f"joint {name!r}: {key} is NaN")
+        for key in ("effort", "velocity", "damping", "friction", "rotor_inertia"):
+            if nums[key] < 0:
+                raise ModelError(f"joint {name!r}: {key} must be >= 0, got {nums[key]}")
+        if lower > upper:
+            raise ModelError(f"joint {name!r}: lower limit {lower} is above upper limit {upper}")
+        if type == "continuous":
+            lower, upper = -np.inf, np.inf
+        self._joints.append(_Joint(name, type, parent, child, T, a / norm if norm > 0 else a,
+                                   (lower, upper, velocity, effort), damping, friction, rotor_inertia,
+                                   gear_ratio, mimic))
+        return self
+
+    def add_body(self, name, parent, joint_name, joint_type, axis=(0.0, 0.0, 1.0), origin=None,
+                 inertial: RigidBody | None = None, mass=None, com=(0.0, 0.0, 0.0), inertia=None, **joint_kwargs):
+        """Add link ``name`` and the joint ``joint_name`` that attaches it to ``parent``."""
+        self.add_link(name, inertial, mass, com, inertia)
+        return self.add_joint(joint_name, joint_type, parent, name, origin, axis, **joint_kwargs)
+
+    def add_frame(self, name, parent, pose=None):
+        """Add a named frame rigidly attached to link (or frame) ``parent`` at ``pose``."""
+        self._frames.append((name, parent, np.eye(4) if pose is None else np.asarray(pose, dtype=float)))
+        return self
+
+    def build(self) -> Model:
+        """Check the tree and merge fixed joints; returns the immutable :class:`Model`."""
+        children: dict[str, list[_Joint]] = {name: [] for name in self._links}
+        parent_joint: dict[str, _Joint] = {}
+        for j in self._joints:
+            for role, link in (("parent", j.parent), ("child", j.child)):
+                if link not in self._links:
+                    raise ModelError(f"joint {j.name!r}: {role} link {link!r} is not defined")
+            if j.child in parent_joint:
+                raise ModelError(f"link {j.child!r} has two parents (joints {parent_joint[j.child].name!r} and {j.name!r})")
+            if j.child == self.base:
+                raise ModelError(f"joint {j.name!r}: the base link {self.base!r} cannot be a child")
+            parent_joint[j.child] = j
+            children[j.parent].append(j)
+        roots = [name for name in self._links if name not in parent_joint]
+        if len(roots) > 1:
+            extra = [r for r in roots if r != self.base]
+            raise ModelError(f"the tree has several roots: links {extra} have no parent joint (the base is {self.base!r})")
+
+        # Depth-first, children in declaration order: parent[i] < i, subtrees contiguous.
+        bodies = []       # (joint, link) per moving body
+        owner = {self.base: (-1, np.eye(4))}  # link -> (body carrying it, pose in that body's frame)
+        parent_of, T_tree = [], []
+        link_bodies: dict[int, list] = {-1: []}
+        stack = [self.base]
+        seen = set()
+        order = []
+        while stack:
+            link = stack.pop()
+            if link in seen:
+                raise ModelError(f"link {link!r} is reached twice: the joints form a loop")
+            seen.add(link)
+            order.append(link)
+            for j in reversed(children[link]):
+                stack.append(j.child)
+        unreached = [name for name in self._links if name not in seen]
+        if unreached:
+            raise ModelError(f"links {unreached} are not connected to the base {self.base!r}: the joints form a loop")
+        for link in order:
+            if link == self.base:
+                continue
+            j = parent_joint[link]
+            pb, T_pb_parent = owner[j.parent]
+            T = T_pb_parent @ j.origin
+            if j.type == "fixed":
+                owner[link] = (pb, T)
+            else:
+                i = len(bodies)
+                bodies.append((j, link))
+                parent_of.append(pb)
+                T_tree.append(T)
+                owner[link] = (i, np.eye(4))
+                link_bodies[i] = []
+            link_bodies[owner[link][0]].append(link)
+
+        n = len(bodies)
+        inertials = []
+        for i in range(n):
+            parts = [self._links[l].inertial.transformed(owner[l][1]) for l in link_bodies[i]]
+            inertials.append(compound(parts))
+        frame_names = [self.base] + [l for l in order if l != self.base]
+        frame_body = [owner[l][0] for l in frame_names]
+        frame_pose = [owner[l][1] for l in frame_names]
+        for fname, fparent, pose in self._frames:
+            if fname in frame_names:
+                raise ModelError(f"frame {fname!r} is defined twice")
+            if fparent not in frame_names:
+                raise ModelError(f"frame {fname!r}: parent {fparent!r} is not a link or frame")
+            k = frame_names.index(fparent)
+            frame_names.append(fname)
+            frame_body.append(frame_body[k])
+            frame_pose.append(frame_pose[k] @ pose)
+        joints = [j for j, _ in bodies]
+        mimic = {j.name: j.mimic for j in joints if j.mimic is not None}
+        for jn, (leader, _, _) in mimic.items():
+            if leader not in [j.name for j in joints]:
+                raise ModelError(f"joint {jn!r} mimics {leader!r}, which is not a moving joint of the model")
+        return Model(
+            name=self.name,
+            joint_names=[j.name for j in joints],
+            link_names=[l for _, l in bodies],
+            base_name=self.base,
+            parent=np.array(parent_of, dtype=np.int64),
+            joint_type=np.array([_JOINT_TYPES[j.type] for j in joints], dtype=np.int64),
+            joint_axis=np.array([j.axis for j in joints]).reshape(n, 3),
+            T_parent_body=np.array(T_tree).reshape(n, 4, 4),
+            mass=np.array([b.mass for b in inertials]),
+            com=np.array([b.com for b in inertials]).reshape(n, 3),
+            inertia_com=np.array([b.inertia for b in inertials]).reshape(n, 3, 3),
+            rotor_inertia=np.array([j.rotor_inertia for j in joints], dtype=float),
+            gear_ratio=np.array([j.gear_ratio for j in joints], dtype=float),
+            damping=np.array([j.damping for j in joints], dtype=float),
+            friction=np.array([j.friction for j in joints], dtype=float),
+            q_lower=np.array([j.limits[0] for j in joints], dtype=float),
+            q_upper=np.array([j.limits[1] for j in joints], dtype=float),
+            velocity_limit=np.array([j.limits[2] for j in joints], dtype=float),
+            effort_limit=np.array([j.limits[3] for j in joints], dtype=float),
+            gravity=self.gravity,
+            frame_names=frame_names,
+            frame_body=np.array(frame_body, dtype=np.int64),
+            frame_pose=np.array(frame_pose).reshape(len(frame_names), 4, 4),
+            mimic=mimic,
+        )
+

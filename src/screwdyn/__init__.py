@@ -9,3 +9,4 @@ from .errors import InputError, ModelError, ScrewdynError, URDFError
 from .model import Model, ModelBuilder
 
 __version__ = "0.1.0"
+from .dynamics import external_wrenches, friction_torques, inverse_dynamics

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .algorithms.layout import (
-    ARMAT, AXIS, GRAVITY, IORG, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
+    ARMAT, AXIS, GRAVITY, IORG, JSCALE, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
 )
 from .errors import ModelError
 from .inertia import RigidBody, check_inertia, compound
@@ -25,10 +25,6 @@ from .spatial import Ad, inverse_transform
 __all__ = ["Model", "ModelBuilder", "REVOLUTE", "PRISMATIC"]
 
 _JOINT_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-
-
-def _f(shape):
-    return field(default_factory=lambda: np.zeros(shape))
 
 
 @dataclass(frozen=True, eq=False)
@@ -40,6 +36,7 @@ class Model:
         parent          (n,)      parent body, -1 for the base; parent[i] < i
         joint_type      (n,)      REVOLUTE (0) or PRISMATIC (1)
         joint_axis      (n, 3)    unit joint axis in the body frame
+        joint_scale     (n,)      the joint moves joint_scale * q along its axis (1 from URDF)
         T_parent_body   (n, 4, 4) pose of body i in its parent at q = 0 (M_{p(i),i}, Xtree)
         mass            (n,)      body mass [kg]
         com             (n, 3)    centre of mass in the body frame [m]
@@ -62,6 +59,7 @@ class Model:
     parent: np.ndarray
     joint_type: np.ndarray
     joint_axis: np.ndarray
+    joint_scale: np.ndarray
     T_parent_body: np.ndarray
     mass: np.ndarray
     com: np.ndarray
@@ -79,11 +77,13 @@ class Model:
     frame_body: np.ndarray
     frame_pose: np.ndarray
     mimic: dict = field(default_factory=dict)
+    n: int = field(init=False)  # degrees of freedom (= number of moving bodies)
 
     def __post_init__(self):
         n = len(self.joint_names)
+        object.__setattr__(self, "n", n)
         arrays = {
-            "parent": (np.int64, (n,)), "joint_type": (np.int64, (n,)), "joint_axis": (float, (n, 3)),
+            "parent": (np.int64, (n,)), "joint_type": (np.int64, (n,)), "joint_axis": (float, (n, 3)), "joint_scale": (float, (n,)),
             "T_parent_body": (float, (n, 4, 4)), "mass": (float, (n,)), "com": (float, (n, 3)),
             "inertia_com": (float, (n, 3, 3)), "rotor_inertia": (float, (n,)), "gear_ratio": (float, (n,)),
             "damping": (float, (n,)), "friction": (float, (n,)), "q_lower": (float, (n,)),
@@ -108,11 +108,6 @@ class Model:
         object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
 
     # ------------------------------------------------------------------ derived quantities
-    @property
-    def n(self) -> int:
-        """Degrees of freedom (= number of moving bodies)."""
-        return len(self.joint_names)
-
     @property
     def armature(self) -> np.ndarray:
         """Reflected rotor inertia ``n_r^2 I_m`` added to the diagonal of ``M`` (note 004)."""
@@ -188,6 +183,7 @@ class Model:
         Io = self.inertia_origin
         kd[:n, IORG:IORG + 6] = Io[:, [0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
         kd[:n, ARMAT] = self.armature
+        kd[:n, JSCALE] = self.joint_scale
         kd[n, GRAVITY:GRAVITY + 3] = self.gravity
         kd.setflags(write=False)
         return kd
@@ -232,18 +228,19 @@ class Model:
             M0 = M0 @ Ms[i]
             A = Ad(inverse_transform(M0)) @ Ss[i]           # screw axis in {i} (note 000, step 1)
             w, v = A[:3], A[3:]
-            if abs(np.linalg.norm(w) - 1) < 1e-9 and abs(w @ v) < 1e-9:
-                jtype, axis, r = "revolute", w, np.cross(w, v)   # a point on the axis
-            elif np.linalg.norm(w) < 1e-12 and abs(np.linalg.norm(v) - 1) < 1e-9:
-                jtype, axis, r = "prismatic", v, np.zeros(3)
+            s = np.linalg.norm(w)
+            if s > 1e-12 and abs(w @ v) < 1e-9 * s * max(1.0, np.linalg.norm(v)):
+                jtype, axis, r = "revolute", w, np.cross(w, v) / s**2   # r: a point on the axis
+            elif s <= 1e-12 and np.linalg.norm(v) > 1e-12:
+                jtype, axis, r, s = "prismatic", v, np.zeros(3), np.linalg.norm(v)
             else:
-                raise ModelError(f"from_screws: S_list[{i}] = {Ss[i]} is neither a revolute (unit omega, zero pitch) "
-                                 "nor a prismatic (omega = 0, unit v) screw axis")
+                raise ModelError(f"from_screws: S_list[{i}] = {Ss[i]} is neither a revolute (zero pitch) "
+                                 "nor a prismatic (omega = 0) screw axis")
             T_i_ip = np.eye(4)
             T_i_ip[:3, 3] = r                                  # canonical frame {i'} on the axis
             body = RigidBody.from_spatial(Gs[i]).transformed(inverse_transform(T_i_ip))
             b.add_body(f"link{i + 1}", prev, f"joint{i + 1}", jtype, axis=axis,
-                       origin=T_prevp_prev @ Ms[i] @ T_i_ip, inertial=body)
+                       origin=T_prevp_prev @ Ms[i] @ T_i_ip, inertial=body, joint_scale=s)
             b.add_frame(f"link{i + 1}_com", f"link{i + 1}", inverse_transform(T_i_ip))
             T_prevp_prev = inverse_transform(T_i_ip)
             prev = f"link{i + 1}"
@@ -272,6 +269,7 @@ class _Joint:
     rotor_inertia: float
     gear_ratio: float
     mimic: tuple | None
+    scale: float
 
 
 class ModelBuilder:
@@ -280,8 +278,8 @@ class ModelBuilder:
     >>> import numpy as np
     >>> from screwdyn.inertia import point_mass
     >>> b = ModelBuilder("planar_2r", gravity=(0, -9.81, 0))
-    >>> b.add_body("link1", "base", "joint1", "revolute", axis=(0, 0, 1), inertial=point_mass(1.0, [1, 0, 0]))
-    >>> b.add_body("link2", "link1", "joint2", "revolute", axis=(0, 0, 1),
+    >>> _ = b.add_body("link1", "base", "joint1", "revolute", axis=(0, 0, 1), inertial=point_mass(1.0, [1, 0, 0]))
+    >>> _ = b.add_body("link2", "link1", "joint2", "revolute", axis=(0, 0, 1),
     ...            origin=np.array([[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]),
     ...            inertial=point_mass(1.0, [1, 0, 0]))
     >>> b.build()
@@ -313,11 +311,12 @@ class ModelBuilder:
 
     def add_joint(self, name, type, parent, child, origin=None, axis=(0.0, 0.0, 1.0), lower=-np.inf, upper=np.inf,
                   effort=np.inf, velocity=np.inf, damping=0.0, friction=0.0, rotor_inertia=0.0, gear_ratio=1.0,
-                  mimic=None):
+                  mimic=None, joint_scale=1.0):
         """Add a joint of ``type`` ``"revolute"``, ``"continuous"``, ``"prismatic"`` or ``"fixed"``
         placing link ``child`` at ``origin`` (pose at ``q = 0``, in ``parent``'s frame) with the
         joint ``axis`` in the child frame. ``mimic = (leader_joint, multiplier, offset)`` is recorded
-        in ``model.mimic``; the joint itself stays an independent degree of freedom."""
+        in ``model.mimic``; the joint itself stays an independent degree of freedom. The joint
+        moves ``joint_scale * q`` (1 for URDF; a screw axis with ``|omega| != 1`` has another)."""
         if any(j.name == name for j in self._joints):
             raise ModelError(f"joint {name!r} is defined twice")
         if type not in _JOINT_TYPES and type != "fixed":
@@ -334,10 +333,12 @@ class ModelBuilder:
         if type != "fixed" and (not np.isfinite(norm) or norm < 1e-12):
             raise ModelError(f"joint {name!r}: axis {axis!r} is zero or not finite")
         nums = dict(lower=lower, upper=upper, effort=effort, velocity=velocity, damping=damping, friction=friction,
-                    rotor_inertia=rotor_inertia, gear_ratio=gear_ratio)
+                    rotor_inertia=rotor_inertia, gear_ratio=gear_ratio, joint_scale=joint_scale)
         for key, val in nums.items():
             if np.isnan(val):
                 raise ModelError(f"joint {name!r}: {key} is NaN")
+        if not np.isfinite(joint_scale) or joint_scale <= 0:
+            raise ModelError(f"joint {name!r}: joint_scale must be a positive number, got {joint_scale}")
         for key in ("effort", "velocity", "damping", "friction", "rotor_inertia"):
             if nums[key] < 0:
                 raise ModelError(f"joint {name!r}: {key} must be >= 0, got {nums[key]}")
@@ -347,7 +348,7 @@ class ModelBuilder:
             lower, upper = -np.inf, np.inf
         self._joints.append(_Joint(name, type, parent, child, T, a / norm if norm > 0 else a,
                                    (lower, upper, velocity, effort), damping, friction, rotor_inertia,
-                                   gear_ratio, mimic))
+                                   gear_ratio, mimic, float(joint_scale)))
         return self
 
     def add_body(self, name, parent, joint_name, joint_type, axis=(0.0, 0.0, 1.0), origin=None,
@@ -446,6 +447,7 @@ class ModelBuilder:
             parent=np.array(parent_of, dtype=np.int64),
             joint_type=np.array([_JOINT_TYPES[j.type] for j in joints], dtype=np.int64),
             joint_axis=np.array([j.axis for j in joints]).reshape(n, 3),
+            joint_scale=np.array([j.scale for j in joints], dtype=float),
             T_parent_body=np.array(T_tree).reshape(n, 4, 4),
             mass=np.array([b.mass for b in inertials]),
             com=np.array([b.com for b in inertials]).reshape(n, 3),

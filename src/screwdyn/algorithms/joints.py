@@ -3,7 +3,9 @@
 A joint ``i`` joins body ``p(i)`` to body ``i``. Body ``i``'s frame sits on the joint axis,
 so the joint's screw axis in that frame is (notes 000 and 001, ``A_i``)::
 
-    revolute   S_i = (a, 0)        prismatic   S_i = (0, a)
+    revolute   S_i = s (a, 0)        prismatic   S_i = s (0, a)
+
+with ``a`` a unit axis and ``s`` the joint scale (1 unless a screw list gives a non-unit axis),
 
 and the pose of body ``i`` in its parent is ``T_{p(i),i}(q_i) = T_{p(i),i}(0) exp([S_i] q_i)``.
 
@@ -15,16 +17,17 @@ import math
 
 from numba import njit
 
-from .layout import AXIS, JTYPE, POS, PRISMATIC, ROT
+from .layout import AXIS, JSCALE, JTYPE, POS, PRISMATIC, ROT
 
 
 @njit(cache=True, inline="always")
 def joint_transform(kd, i, qi, R, p):
     """Write ``T_{p(i),i}(q_i) = (R, p)`` into ``R (3, 3)`` and ``p (3,)``.
 
-    Revolute: ``R = R_0 Rot(a, q)`` (Rodrigues), ``p = p_0``.
-    Prismatic: ``R = R_0``, ``p = p_0 + R_0 a q``.
+    Revolute: ``R = R_0 Rot(a, s q)`` (Rodrigues), ``p = p_0``.
+    Prismatic: ``R = R_0``, ``p = p_0 + R_0 a s q``.
     """
+    qi = qi * kd[i, JSCALE]
     ax = kd[i, AXIS]
     ay = kd[i, AXIS + 1]
     az = kd[i, AXIS + 2]
@@ -63,9 +66,9 @@ def joint_transform(kd, i, qi, R, p):
 
 @njit(cache=True, inline="always")
 def motion_subspace(kd, i, S):
-    """Write the joint's screw axis in body ``i``'s frame, ``S_i = (a, 0)`` or ``(0, a)``, into ``S (6,)``."""
+    """Write the joint's screw axis in body ``i``'s frame, ``S_i = s (a, 0)`` or ``s (0, a)``, into ``S (6,)``."""
     prismatic = kd[i, JTYPE] == PRISMATIC
     for r in range(3):
-        a = kd[i, AXIS + r]
+        a = kd[i, AXIS + r] * kd[i, JSCALE]
         S[r] = 0.0 if prismatic else a
         S[3 + r] = a if prismatic else 0.0

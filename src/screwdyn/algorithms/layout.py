@@ -20,6 +20,8 @@ columns        name   meaning
 21:27          IORG   inertia about the frame origin ``I_o = I_c - m [c][c]``:
                       xx, xy, xz, yy, yz, zz
 27             ARMAT  reflected rotor inertia ``n_r^2 I_m`` (Pinocchio's armature)
+28             JSCALE joint scale ``s``: the joint turns (slides) ``s q``, ``S_i = s (a, 0)``;
+                      1 for every URDF joint, ``|omega|`` for a non-unit screw axis
 =============  =====  ==============================================================
 
 Model row ``n``: columns 0:3 hold gravity ``g`` (the base accelerates by ``-g``).
@@ -34,7 +36,8 @@ MASS = 17
 MCOM = 18
 IORG = 21
 ARMAT = 27
-WIDTH = 28
+JSCALE = 28
+WIDTH = 29
 
 GRAVITY = 0
 

@@ -1,0 +1,1 @@
+"""Drop-in compatibility layers for other libraries' function signatures."""

@@ -1,0 +1,68 @@
+"""Shared test utilities: independent oracles (Pinocchio) and random models."""
+from __future__ import annotations
+
+import numpy as np
+
+import screwdyn
+from screwdyn.inertia import RigidBody
+from screwdyn.spatial import exp_so3, transform
+
+
+def random_rotation(rng):
+    return exp_so3(rng.normal(size=3))
+
+
+def random_body(rng, mass_scale=1.0):
+    """A random physical rigid body (principal moments satisfy the triangle inequality)."""
+    m = mass_scale * rng.uniform(0.2, 3.0)
+    # principal moments from a random box: always physical
+    sides = rng.uniform(0.05, 0.6, size=3)
+    I = m / 12 * np.diag([sides[1]**2 + sides[2]**2, sides[0]**2 + sides[2]**2, sides[0]**2 + sides[1]**2])
+    R = random_rotation(rng)
+    return RigidBody(m, rng.uniform(-0.3, 0.3, size=3), R @ I @ R.T)
+
+
+def random_model(rng, n=7, fixed=2, prismatic=0.3, branching=0.5, gravity=(0, 0, -9.81), armature=False):
+    """A random tree: ``n`` moving joints (revolute or prismatic, arbitrary axes), ``fixed`` fixed
+    joints merged into their parents, and branching (parents drawn among earlier links)."""
+    b = screwdyn.ModelBuilder("random_tree", gravity=gravity)
+    links = ["base"]
+    kinds = ["moving"] * n + ["fixed"] * fixed
+    rng.shuffle(kinds)
+    for k, kind in enumerate(kinds):
+        parent = links[-1] if rng.random() > branching else links[rng.integers(len(links))]
+        origin = transform(random_rotation(rng), rng.uniform(-0.5, 0.5, size=3))
+        name = f"l{k}"
+        if kind == "fixed":
+            b.add_body(name, parent, f"j{k}", "fixed", origin=origin, inertial=random_body(rng))
+        else:
+            jt = "prismatic" if rng.random() < prismatic else "revolute"
+            b.add_body(name, parent, f"j{k}", jt, axis=rng.normal(size=3), origin=origin, inertial=random_body(rng),
+                       rotor_inertia=rng.uniform(0, 1e-3) if armature else 0.0,
+                       gear_ratio=rng.uniform(1, 100) if armature else 1.0,
+                       damping=rng.uniform(0, 1), friction=rng.uniform(0, 1))
+        links.append(name)
+    return b.build()
+
+
+def to_pinocchio(model):
+    """The same tree as a Pinocchio model (joint order preserved: pin joint i+1 = our body i)."""
+    import pinocchio as pin
+
+    pm = pin.Model()
+    pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
+    for i in range(model.n):
+        T = model.T_parent_body[i]
+        placement = pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
+        axis = model.joint_axis[i].copy()
+        jm = pin.JointModelRevoluteUnaligned(axis) if model.joint_type[i] == 0 else pin.JointModelPrismaticUnaligned(axis)
+        jid = pm.addJoint(int(model.parent[i]) + 1, jm, placement, model.joint_names[i])
+        pm.appendBodyToJoint(jid, pin.Inertia(float(model.mass[i]), model.com[i].copy(), model.inertia_com[i].copy()),
+                             pin.SE3.Identity())
+    pm.armature = model.armature.copy()
+    return pm
+
+
+def random_state(rng, n, batch=()):
+    shape = tuple(batch) + (n,)
+    return rng.uniform(-np.pi, np.pi, shape), rng.normal(size=shape) * 2, rng.normal(size=shape) * 3

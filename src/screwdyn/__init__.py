@@ -6,7 +6,8 @@ Spatial vectors are ordered angular first: twists ``(omega, v)``, wrenches ``(n,
 """
 from . import inertia, spatial
 from .errors import InputError, ModelError, ScrewdynError, URDFError
-from .model import Model, ModelBuilder
+from .model import PRISMATIC, REVOLUTE, Model, ModelBuilder
 
 __version__ = "0.1.0"
 from .dynamics import external_wrenches, friction_torques, inverse_dynamics
+from .io.urdf import load_urdf

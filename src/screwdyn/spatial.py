@@ -155,7 +155,7 @@ def log_so3(R) -> np.ndarray:
             axis = -axis
         axis /= np.linalg.norm(axis)
         return axis * theta
-    return unskew(R - R.T) * theta / np.sin(theta)
+    return unskew(R - R.T) * theta / (2.0 * np.sin(theta))   # R - R^T = 2 sin(theta) [omega]
 
 
 def twist_matrix(V) -> np.ndarray:
@@ -167,39 +167,44 @@ def twist_matrix(V) -> np.ndarray:
     return M
 
 
+def _series_coefficients(theta):
+    """``(a, b, c)`` with ``a = sin t / t``, ``b = (1 - cos t) / t^2``, ``c = (t - sin t) / t^3``;
+    Taylor series below ``t = 1e-3`` so that nothing cancels."""
+    t2 = theta * theta
+    if theta < 1e-3:
+        return 1 - t2 / 6 + t2 * t2 / 120, 0.5 - t2 / 24 + t2 * t2 / 720, 1 / 6 - t2 / 120 + t2 * t2 / 5040
+    return np.sin(theta) / theta, (1 - np.cos(theta)) / t2, (theta - np.sin(theta)) / (t2 * theta)
+
+
 def exp_se3(V_theta) -> np.ndarray:
     """``exp([V] theta)`` for the exponential coordinates ``V theta = (omega theta, v theta)``.
 
-    ``T = (exp([w] t), (I t + (1 - cos t)[w] + (t - sin t)[w]^2) v)`` for unit ``w``
-    (Modern Robotics eq. 3.88); a pure translation when ``omega = 0``.
+    With ``[w] = [omega theta]`` and ``t = |omega theta|`` (Modern Robotics eq. 3.88)::
+
+        R = I + (sin t / t) [w] + ((1 - cos t) / t^2) [w]^2
+        p = (I + ((1 - cos t) / t^2) [w] + ((t - sin t) / t^3) [w]^2) v
     """
     V = np.asarray(V_theta, dtype=float)
-    w, v = V[:3], V[3:]
-    theta = np.linalg.norm(w)
+    W = skew(V[:3])
+    a, b, c = _series_coefficients(np.linalg.norm(V[:3]))
+    W2 = W @ W
     T = np.eye(4)
-    if theta < 1e-8:
-        W = skew(w)
-        T[:3, :3] = np.eye(3) + W + 0.5 * W @ W
-        T[:3, 3] = (np.eye(3) + 0.5 * W + W @ W / 6.0) @ v
-        return T
-    W = skew(w / theta)
-    T[:3, :3] = exp_so3(w)
-    G = np.eye(3) * theta + (1.0 - np.cos(theta)) * W + (theta - np.sin(theta)) * W @ W
-    T[:3, 3] = G @ (v / theta)
+    T[:3, :3] = np.eye(3) + a * W + b * W2
+    T[:3, 3] = (np.eye(3) + b * W + c * W2) @ V[3:]
     return T
 
 
 def log_se3(T) -> np.ndarray:
-    """Exponential coordinates ``V theta`` (a 6-vector, ``(omega, v)``) with ``exp_se3(log_se3(T)) = T``."""
+    """Exponential coordinates ``V theta`` (``(omega, v)`` order) with ``exp_se3(log_se3(T)) = T``.
+
+    ``v = (I - [w]/2 + ((1 - (t/2) cot(t/2)) / t^2) [w]^2) p`` with ``[w] = [omega theta]``.
+    """
     T = np.asarray(T, dtype=float)
-    R, p = T[:3, :3], T[:3, 3]
-    w = log_so3(R)
-    theta = np.linalg.norm(w)
-    if theta < 1e-8:
-        W = skew(w)
-        return np.concatenate([w, (np.eye(3) - 0.5 * W + W @ W / 12.0) @ p])
-    W = skew(w / theta)
-    G_inv = (
-        np.eye(3) / theta - 0.5 * W + (1.0 / theta - 0.5 / np.tan(0.5 * theta)) * W @ W
-    )
-    return np.concatenate([w, G_inv @ p * theta])
+    w = log_so3(T[:3, :3])
+    t = np.linalg.norm(w)
+    if t < 1e-3:
+        k = 1 / 12 + t * t / 720
+    else:
+        k = (1 - 0.5 * t / np.tan(0.5 * t)) / (t * t)
+    W = skew(w)
+    return np.concatenate([w, (np.eye(3) - 0.5 * W + k * W @ W) @ T[:3, 3]])

@@ -57,11 +57,8 @@ def _where(owner: str, tag: str, attr: str, raw: str) -> str:
 def _parse_numbers(raw: str, count: int, where: str, allow_inf: bool = False) -> np.ndarray:
     """``count`` whitespace-separated numbers from ``raw``, or a :class:`URDFError` naming ``where``."""
     tokens = raw.split()
-    if len(tokens) != count:
-        plural = "number" if count == 1 else "numbers"
-        raise URDFError(f"{where}: expected {count} {plural}, got {len(tokens)}")
-    out = np.empty(count)
-    for k, tok in enumerate(tokens):
+    out = []
+    for tok in tokens:
         if _NUMBER.match(tok):
             val = float(tok)
             if not np.isfinite(val):
@@ -74,8 +71,11 @@ def _parse_numbers(raw: str, count: int, where: str, allow_inf: bool = False) ->
             raise URDFError(f"{where}: {tok!r} is NaN; a finite number is required")
         else:
             raise URDFError(f"{where}: {tok!r} is not a number")
-        out[k] = val
-    return out
+        out.append(val)
+    if len(out) != count:
+        plural = "number" if count == 1 else "numbers"
+        raise URDFError(f"{where}: expected {count} {plural}, got {len(out)}")
+    return np.array(out, dtype=float)
 
 
 def _attr_numbers(el, attr: str, count: int, default, owner: str, allow_inf: bool = False) -> np.ndarray:
@@ -134,7 +134,7 @@ def _read_source(source):
     if isinstance(source, str):
         stripped = source.strip()
         if not stripped:
-            raise URDFError("empty URDF document (got an empty string, expected a path or XML text)")
+            raise URDFError("empty URDF document (got an empty or blank string, expected a path or XML text)")
         if stripped.startswith("<"):
             return source, "URDF string"
         path = Path(source)
@@ -290,7 +290,7 @@ def _check_body(body: RigidBody, where: str, strict: bool):
         except ModelError as e:
             raise URDFError(str(e)) from e
     for w in caught:
-        warnings.warn(w.message, w.category, stacklevel=4)
+        warnings.warn(w.message, w.category, stacklevel=3)  # the caller of load_urdf
 
 
 def _read_links(robot) -> dict:
@@ -375,6 +375,8 @@ def _read_joints(robot) -> list:
             leader = mim.get("joint")
             if leader is None or not leader.strip():
                 raise URDFError(f"{owner} <mimic>: missing required attribute 'joint'")
+            if leader == jn:
+                raise URDFError(f'{owner} <mimic joint="{leader}">: a joint cannot mimic itself')
             mimic_spec = (leader, _attr_number(mim, "multiplier", 1.0, owner), _attr_number(mim, "offset", 0.0, owner))
         joints.append(dict(name=jn, type=jtype, parent=ends["parent"], child=ends["child"], origin=origin,
                            axis=axis, lower=lower, upper=upper, effort=effort, velocity=velocity,

@@ -1,0 +1,223 @@
+"""Side-by-side benchmark: screwdyn against Pinocchio, in one run, on the same machine.
+
+    python -m screwdyn.bench [--robots panda ur5 talos_full_v2] [--batch 1000 100000] [--markdown]
+    screwdyn bench ...
+
+For each robot (example-robot-data URDFs, loaded by both libraries) and function it times
+one state from Python (median of repeated loops, per call), and batches of states against
+Pinocchio's ``rneaInParallel`` / ``abaInParallel`` (same number of threads) or, where Pinocchio
+has no parallel version, a Python loop over its single-state call. It also checks that both
+libraries return the same numbers (max relative difference, joints matched by name).
+Ratio = Pinocchio time / screwdyn time: above 1, screwdyn is faster.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import screwdyn
+
+_FUNCS = [
+    # screwdyn name, pinocchio single-state name, pinocchio parallel name (None: loop)
+    ("inverse_dynamics", "rnea", "rneaInParallel"),
+    ("mass_matrix", "crba", None),
+    ("forward_dynamics", "aba", "abaInParallel"),
+    ("coriolis_matrix", "computeCoriolisMatrix", None),
+]
+
+
+def _per_call(fn, number, repeats):
+    """Median over ``repeats`` loops of ``number`` calls, in microseconds per call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - t0) / number * 1e6)
+    return statistics.median(times)
+
+
+def _once(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+class _Robot:
+    def __init__(self, name):
+        import warnings
+
+        import pinocchio as pin
+
+        from .io.urdf import example_robot_data_path
+
+        path = str(example_robot_data_path(name))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.model = screwdyn.load_urdf(path)
+        self.name = name
+        self.pm = pin.buildModelFromUrdf(path)
+        self.pd = self.pm.createData()
+        # pin_index[i]: Pinocchio's velocity index of screwdyn's joint i
+        self.pin_index = np.array([self.pm.joints[self.pm.getJointId(j)].idx_v for j in self.model.joint_names])
+
+    def to_pin(self, x):
+        out = np.empty_like(x)
+        out[..., self.pin_index] = x
+        return out
+
+    def from_pin(self, x, matrix=False):
+        x = x[..., self.pin_index]
+        return x[..., self.pin_index, :] if matrix else x
+
+
+def _pin_single(pin, r, fname, q, v, a):
+    f = getattr(pin, fname)
+    pm, pd = r.pm, r.pd
+    if fname in ("rnea",):
+        return lambda: f(pm, pd, q, v, a)
+    if fname == "aba":
+        return lambda: f(pm, pd, q, v, a)   # a plays tau
+    if fname == "crba":
+        return lambda: f(pm, pd, q)
+    return lambda: f(pm, pd, q, v)
+
+
+def _sd_single(name, m, q, v, a):
+    f = getattr(screwdyn, name)
+    if name == "mass_matrix":
+        return lambda: f(m, q)
+    if name == "coriolis_matrix":
+        return lambda: f(m, q, v)
+    return lambda: f(m, q, v, a)
+
+
+def _check(pin, r, name, pfname, q, v, a):
+    """Max relative difference between the two libraries at one state."""
+    ours = _sd_single(name, r.model, q, v, a)()
+    theirs = np.array(_pin_single(pin, r, pfname, r.to_pin(q), r.to_pin(v), r.to_pin(a))(), copy=True)
+    if pfname == "crba":
+        theirs = np.triu(theirs) + np.triu(theirs, 1).T
+    theirs = r.from_pin(theirs, matrix=theirs.ndim == 2)
+    return float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
+
+
+def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeats=7, threads=None, out=print):
+    import numba
+    import pinocchio as pin
+
+    if threads:
+        numba.set_num_threads(threads)
+    threads = numba.get_num_threads()
+    rows = []
+    rng = np.random.default_rng(0)
+    for rname in robots:
+        r = _Robot(rname)
+        n = r.model.n
+        pool = pin.ModelPool(r.pm, threads)
+        for name, pfname, pparallel in _FUNCS:
+            if not hasattr(screwdyn, name):
+                continue
+            q, v, a = rng.uniform(-1, 1, n), rng.normal(size=n), rng.normal(size=n)
+            err = _check(pin, r, name, pfname, q, v, a)
+            qp, vp, ap = r.to_pin(q), r.to_pin(v), r.to_pin(a)
+            number = max(200, 20000 // max(1, n))
+            t_sd = _per_call(_sd_single(name, r.model, q, v, a), number, repeats)
+            t_pin = _per_call(_pin_single(pin, r, pfname, qp, vp, ap), number, repeats)
+            rows.append((rname, name, 1, t_sd, t_pin, pfname, err))
+            for B in batches:
+                Q, V, A = rng.uniform(-1, 1, (B, n)), rng.normal(size=(B, n)), rng.normal(size=(B, n))
+                sd = _sd_single(name, r.model, Q, V, A)
+                t_sd = _once(sd, max(3, repeats // 2)) / B * 1e6
+                if pparallel is not None:
+                    QP, VP, AP = (np.ascontiguousarray(r.to_pin(X).T) for X in (Q, V, A))
+                    res = np.empty((n, B))
+                    f = getattr(pin, pparallel)
+                    t_pin = _once(lambda: f(threads, pool, QP, VP, AP, res), max(3, repeats // 2)) / B * 1e6
+                    ref = r.from_pin(res.T)
+                    ours = sd()
+                    err_b = float(np.abs(ours - ref).max() / max(1.0, np.abs(ref).max()))
+                    label = f"{pparallel}({threads})"
+                else:
+                    Bl = min(B, 2000)   # a Python loop: time a slice, report per state
+                    fs = [_pin_single(pin, r, pfname, r.to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
+                    t_pin = _once(lambda: [f() for f in fs], max(3, repeats // 2)) / Bl * 1e6
+                    err_b = err
+                    label = f"loop of {pfname}"
+                rows.append((rname, name, B, t_sd, t_pin, label, err_b))
+            out(_format_row(rows[-1 - len(batches)]))
+            for row in rows[-len(batches):]:
+                out(_format_row(row))
+    return rows
+
+
+def _format_row(row):
+    rname, name, B, t_sd, t_pin, label, err = row
+    return (f"{rname:14s} {name:18s} {B:>7d}  screwdyn {t_sd:9.3f} us  pinocchio {t_pin:9.3f} us  "
+            f"ratio {t_pin / t_sd:6.2f}x  [{label}]  maxrel {err:.1e}")
+
+
+def markdown(rows):
+    lines = ["| robot | function | batch | screwdyn us/state | Pinocchio us/state | Pinocchio call | ratio (pin/screwdyn) | max rel diff |",
+             "|---|---|---:|---:|---:|---|---:|---:|"]
+    for rname, name, B, t_sd, t_pin, label, err in rows:
+        lines.append(f"| {rname} | {name} | {B} | {t_sd:.3f} | {t_pin:.3f} | {label} | {t_pin / t_sd:.2f} | {err:.1e} |")
+    return "\n".join(lines)
+
+
+def machine():
+    import numba
+
+    try:
+        import pinocchio as pin
+        pv = pin.__version__
+    except ImportError:  # pragma: no cover
+        pv = "absent"
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    import os
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}, "
+            f"numba {numba.__version__} ({numba.get_num_threads()} threads), Pinocchio {pv}, screwdyn {screwdyn.__version__}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="screwdyn bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--robots", nargs="+", default=["panda", "ur5", "talos_full_v2"])
+    p.add_argument("--batch", nargs="*", type=int, default=[1000, 100000], help="batch sizes (states)")
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--threads", type=int, default=None, help="threads for both libraries (default: numba's)")
+    p.add_argument("--markdown", action="store_true", help="also print a Markdown table")
+    args = p.parse_args(argv)
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        print("screwdyn bench needs Pinocchio: pip install pin example-robot-data", file=sys.stderr)
+        return 2
+    print(machine())
+    print(time.strftime("%Y-%m-%d %H:%M %Z"))
+    rows = run(args.robots, args.batch, args.repeats, args.threads)
+    if args.markdown:
+        print()
+        print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

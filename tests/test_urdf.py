@@ -615,3 +615,26 @@ def test_random_trees_round_trip(tree):
         np.testing.assert_allclose(m.com[i], Y.lever, atol=1e-9)
         np.testing.assert_allclose(m.inertia_com[i], Y.inertia, atol=1e-9)
         np.testing.assert_allclose(m.T_parent_body[i], pm.jointPlacements[j].homogeneous, atol=1e-9)
+
+
+def test_transmissions_set_gear_ratio_and_rotor_inertia():
+    """note 004: the rotor's reflected inertia n_r^2 I_m enters M; read from <transmission>."""
+    import screwdyn
+    from screwdyn.errors import URDFError
+    xml = """<robot name="geared">
+      <link name="base"/>
+      <link name="arm"><inertial><mass value="1"/><origin xyz="0.5 0 0"/>
+        <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>
+      <joint name="j" type="continuous"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/></joint>
+      <transmission name="t"><joint name="j"/>
+        <actuator name="m"><mechanicalReduction>50</mechanicalReduction><rotor_inertia value="2e-5"/></actuator>
+      </transmission>
+    </robot>"""
+    model = screwdyn.load_urdf(xml)
+    assert model.gear_ratio[0] == 50 and model.rotor_inertia[0] == 2e-5
+    assert abs(model.armature[0] - 0.05) < 1e-15
+    for bad, match in [('<rotor_inertia value="-1"/>', "rotor_inertia"), ("<mechanicalReduction>x</mechanicalReduction>", "mechanicalReduction")]:
+        with pytest.raises(URDFError, match=f"transmission 't'.*{match}"):
+            screwdyn.load_urdf(xml.replace('<rotor_inertia value="2e-5"/>', bad).replace("<mechanicalReduction>50</mechanicalReduction>", bad if "mechanical" in bad else "<mechanicalReduction>50</mechanicalReduction>"))
+    with pytest.raises(URDFError, match="transmission 't': joint 'nope'"):
+        screwdyn.load_urdf(xml.replace('<joint name="j"/>', '<joint name="nope"/>'))

@@ -4,10 +4,18 @@ Spatial vectors are ordered angular first: twists ``(omega, v)``, wrenches ``(n,
 ``q`` is ordered as ``model.joint_names``. The equations of motion are
 ``tau = M(q) qdd + C(q, qd) qd + g(q)``.
 """
-from . import inertia, spatial
-from .errors import InputError, ModelError, ScrewdynError, URDFError
-from .model import PRISMATIC, REVOLUTE, Model, ModelBuilder
-
 __version__ = "0.1.0"
-from .dynamics import external_wrenches, friction_torques, inverse_dynamics
+
+from . import ident, inertia, models, spatial
+from .dynamics import (
+    bias_torques, body_poses, center_of_mass, coriolis_matrix, external_wrenches, forward_dynamics,
+    forward_kinematics, frame_pose, frame_velocity, friction_torques, gravity_torques, inverse_dynamics, jacobian,
+    jdot_qd, joint_torques_from_wrench, kinetic_energy, mass_matrix, mass_matrix_inverse, mechanical_energy,
+    momentum, potential_energy,
+)
+from .ident import identify, regressor
+from .errors import InputError, ModelError, ScrewdynError, URDFError
 from .io.urdf import load_urdf
+from .model import PRISMATIC, REVOLUTE, Model, ModelBuilder
+from .sim import SimulationError, Trajectory, simulate
+from .trajectory import JointTrajectory

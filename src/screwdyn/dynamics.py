@@ -6,18 +6,38 @@ each other) and answers with matching leading dimensions. Equation convention::
     tau = M(q) qdd + C(q, qd) qd + g(q) - sum_i J_i^T F_ext_i  (+ friction, when asked)
 
 Sizes and values (NaN, inf) are checked here, once, never inside the kernels' loops.
+
+Contents: inverse dynamics (RNEA), the terms of the equation (``mass_matrix`` by CRBA,
+``coriolis_matrix``, ``gravity_torques``, ``bias_torques``, ``mass_matrix_inverse``), forward
+dynamics (ABA or CRBA + ``L^T D L``), energies, centre of mass and momentum, and kinematics
+(``forward_kinematics``, ``jacobian`` in space / body / world-aligned reference, ``jdot_qd``,
+``joint_torques_from_wrench``). Reflected rotor inertia (``model.armature``) is part of ``M``
+everywhere; friction enters only through ``friction=True``.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
+from .algorithms import aba as _aba
+from .algorithms import coriolis as _coriolis
+from .algorithms import crba as _crba
+from .algorithms import energy as _energy
+from .algorithms import kinematics as _kin
+from .algorithms import ltdl as _ltdl
 from .algorithms import rnea as _rnea
 from .errors import InputError, ModelError
 from .model import Model
 from .spatial import Ad, inverse_transform
 
-__all__ = ["inverse_dynamics", "friction_torques", "external_wrenches"]
+__all__ = [
+    "inverse_dynamics", "friction_torques", "external_wrenches",
+    "mass_matrix", "mass_matrix_inverse", "gravity_torques", "bias_torques", "coriolis_matrix",
+    "forward_dynamics",
+    "kinetic_energy", "potential_energy", "mechanical_energy", "center_of_mass", "momentum",
+    "forward_kinematics", "body_poses", "frame_pose", "jacobian", "frame_velocity", "jdot_qd",
+    "joint_torques_from_wrench",
+]
 
 _F64 = np.dtype(np.float64)
 _ARG_OF_CODE = {1: "q", 2: "qd", 3: "qdd", 4: "f_ext"}
@@ -53,14 +73,18 @@ def _chunks(B):
     return min(B, 8 * numba.get_num_threads())
 
 
-def _raise_nonfinite(code, index=None):
+def _raise_nonfinite(code, index=None, names=_ARG_OF_CODE):
     where = "" if index is None else f" (batch index {index})"
-    raise InputError(f"{_ARG_OF_CODE[code]} contains NaN or inf{where}")
+    if code == 5:
+        raise ModelError(f"the mass matrix is singular{where}: a joint moves neither mass nor rotational "
+                         "inertia (give its subtree inertia or the joint an armature)")
+    raise InputError(f"{names[code]} contains NaN or inf{where}")
 
 
-def _raise_batch_status(status, batch_shape):
+def _raise_batch_status(status, batch_shape, names=_ARG_OF_CODE):
     k = int(np.flatnonzero(status)[0])
-    _raise_nonfinite(int(status[k]), np.unravel_index(k, batch_shape) if batch_shape else None)
+    _raise_nonfinite(int(status[k]), tuple(int(x) for x in np.unravel_index(k, batch_shape)) if batch_shape else None,
+                     names)
 
 
 def external_wrenches(model: Model, f_ext, batch_shape=()) -> np.ndarray:
@@ -103,8 +127,12 @@ def friction_torques(model: Model, qd) -> np.ndarray:
     ``model.friction`` (URDF ``<dynamics damping friction>``). Same shape as ``qd``."""
     _check_model(model)
     qd = _vector(qd, model.n, "qd")
-    if not np.all(np.isfinite(qd)):
-        raise InputError("qd contains NaN or inf")
+    finite = np.isfinite(qd)
+    if not finite.all():
+        where = ""
+        if qd.ndim > 1:
+            where = f" (batch index {tuple(int(i) for i in np.argwhere(~finite.all(axis=-1))[0])})"
+        raise InputError("qd contains NaN or inf" + where)
     return model.damping * qd + model.friction * np.sign(qd)
 
 
@@ -115,8 +143,17 @@ def _batch_arrays(n, arrays, names):
     except ValueError:
         shapes = ", ".join(f"{nm} {a.shape}" for nm, a in zip(names, arrays))
         raise InputError(f"state arrays do not broadcast to one batch: {shapes}") from None
-    flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1, n) for a in arrays]
-    return shape[:-1], flat
+    return shape[:-1], [_c_batch(a, shape, n) for a in arrays]
+
+
+def _c_batch(a, shape, n):
+    """``a`` broadcast to ``shape`` as a writable C-contiguous ``(B, n)`` array: the kernels are
+    compiled for that one array type (a read-only view would compile another signature)."""
+    if a.shape != shape:
+        a = np.broadcast_to(a, shape)
+    if not (a.flags.c_contiguous and a.flags.writeable):
+        a = np.array(a, order="C")
+    return a.reshape(-1, n)
 
 
 def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, out=None) -> np.ndarray:
@@ -168,3 +205,435 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
     if friction:
         tau += friction_torques(model, qd)
     return tau
+
+
+# ---------------------------------------------------------------------------------------------
+# The rest of the equations of motion: M, C, g, h, forward dynamics.
+# ---------------------------------------------------------------------------------------------
+_FD_NAMES = {1: "q", 2: "qd", 3: "tau", 4: "f_ext"}
+_NO_FEXT3 = _rnea.NO_FEXT.reshape(1, 1, 6)
+
+
+def _single(*arrays):
+    return all(a.ndim == 1 for a in arrays)
+
+
+def _fext_single(model, f_ext):
+    """``f_ext`` for one state as a C-contiguous ``(n, 6)`` array (or the no-wrench stand-in)."""
+    if f_ext is None:
+        return _rnea.NO_FEXT
+    # always a writable C array: one compiled specialization of the kernels
+    return np.require(external_wrenches(model, f_ext), np.float64, ["C", "W"])
+
+
+def _fext_batch(model, f_ext, batch_shape):
+    """``f_ext`` for a batch as a writable C-contiguous ``(B, n, 6)`` array."""
+    if f_ext is None:
+        return _NO_FEXT3
+    return np.require(external_wrenches(model, f_ext, batch_shape), np.float64, ["C", "W"]).reshape(-1, model.n, 6)
+
+
+def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
+    """The joint-space mass matrix ``M(q)`` by the Composite Rigid Body Algorithm (``O(n d)``).
+
+    ``M`` is symmetric positive definite (both triangles written) and includes the reflected rotor
+    inertia ``armature = gear_ratio^2 rotor_inertia`` on its diagonal (note 004), as Pinocchio's
+    ``crba``. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
+    """
+    _check_model(model)
+    n = model.n
+    q = _vector(q, n, "q")
+    if q.ndim == 1:
+        M = _output(out, (n, n))
+        code = _crba.crba(model._kd, q, M)
+        if code:
+            _raise_nonfinite(code)
+        return M
+    batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
+    M = _output(out, batch_shape + (n, n))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    _crba.crba_batch(model._kd, Q, M.reshape(-1, n, n), status, _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape)
+    return M
+
+
+def mass_matrix_inverse(model: Model, q, *, out=None) -> np.ndarray:
+    """``M(q)^{-1}`` (armature included): CRBA, then the sparse ``L^T D L`` factorization of
+    ``M`` (Featherstone's branch-induced sparsity, no fill-in) and ``n`` solves; ``O(n^2 d)``.
+    Exactly symmetric. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
+    Raises :class:`ModelError` when ``M`` is singular (a joint that moves no inertia)."""
+    _check_model(model)
+    n = model.n
+    q = _vector(q, n, "q")
+    if q.ndim == 1:
+        Mi = _output(out, (n, n))
+        code = _ltdl.minv(model._kd, q, Mi)
+        if code:
+            _raise_nonfinite(code)
+        return Mi
+    batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
+    Mi = _output(out, batch_shape + (n, n))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    _ltdl.minv_batch(model._kd, Q, Mi.reshape(-1, n, n), status, _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape)
+    return Mi
+
+
+def gravity_torques(model: Model, q, *, out=None) -> np.ndarray:
+    """Gravity torques ``g(q) = dU/dq`` (RNEA with ``qd = qdd = 0``; Pinocchio's
+    ``computeGeneralizedGravity``). ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n)``."""
+    _check_model(model)
+    n = model.n
+    q = _vector(q, n, "q")
+    zero = np.zeros(n)
+    if q.ndim == 1:
+        tau = _output(out, (n,))
+        code = _rnea.rnea(model._kd, q, zero, zero, tau)
+        if code:
+            _raise_nonfinite(code)
+        return tau
+    return inverse_dynamics(model, q, zero, zero, out=out)
+
+
+def bias_torques(model: Model, q, qd, f_ext=None, *, out=None) -> np.ndarray:
+    """The bias torques ``h = C(q, qd) qd + g(q) - sum_i J_i^T F_ext_i``: RNEA with ``qdd = 0``
+    (Pinocchio's ``nonLinearEffects`` when ``f_ext`` is None), so that ``tau = M qdd + h``.
+
+    ``f_ext`` as in :func:`inverse_dynamics`. Returns ``(..., n)``."""
+    _check_model(model)
+    n = model.n
+    q = _vector(q, n, "q")
+    qd = _vector(qd, n, "qd")
+    if f_ext is None and q.ndim == 1 and qd.ndim == 1:
+        tau = _output(out, (n,))
+        code = _rnea.rnea(model._kd, q, qd, np.zeros(n), tau)
+        if code:
+            _raise_nonfinite(code)
+        return tau
+    return inverse_dynamics(model, q, qd, np.zeros(n), f_ext, out=out)
+
+
+def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
+    """The Coriolis matrix ``C(q, qd)`` of ``tau = M qdd + C qd + g``, built from the Christoffel
+    symbols of ``M`` (notes 003, 004): ``C_kj = sum_i c_ijk qd_i``, ``c_ijk = 1/2 (dM_kj/dq_i +
+    dM_ki/dq_j - dM_ij/dq_k)``. Hence ``Mdot - 2C`` is skew-symmetric and ``C qd`` is the
+    velocity-product torque ``bias_torques - gravity_torques``.
+
+    Computed by the recursive ``O(n d)`` algorithm of Echeandia & Wensing (2021), the one of
+    Pinocchio's ``computeCoriolisMatrix`` (equal to it). Returns ``(..., n, n)``.
+    """
+    _check_model(model)
+    n = model.n
+    q = _vector(q, n, "q")
+    qd = _vector(qd, n, "qd")
+    if _single(q, qd):
+        C = _output(out, (n, n))
+        code = _coriolis.coriolis(model._kd, q, qd, C)
+        if code:
+            _raise_nonfinite(code)
+        return C
+    batch_shape, (Q, QD) = _batch_arrays(n, [q, qd], ["q", "qd"])
+    C = _output(out, batch_shape + (n, n))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    _coriolis.coriolis_batch(model._kd, Q, QD, C.reshape(-1, n, n), status, _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape)
+    return C
+
+
+_FD_METHODS = ("aba", "crba")
+
+
+def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", friction=False, out=None) -> np.ndarray:
+    """Forward dynamics: ``qdd`` solving ``M(q) qdd + C(q, qd) qd + g(q) - sum_i J_i^T F_ext_i = tau``
+    (``- friction_torques(model, qd)`` on the right when ``friction=True``).
+
+    ``method="aba"`` (default): the Articulated-Body Algorithm, ``O(n)``, as Pinocchio's ``aba``.
+    ``method="crba"``: ``h`` by RNEA, ``M`` by CRBA, and ``M qdd = tau - h`` solved by the sparse
+    ``L^T D L`` (Cholesky-type) factorization of ``M`` (note 002's route, Featherstone's ``FDcrb``).
+    Both include the armature in ``M``.
+
+    Parameters as :func:`inverse_dynamics`, with ``tau`` ``(n,)`` or ``(..., n)`` [N m, N] in place of
+    ``qdd``. Returns ``qdd`` ``(..., n)``. Raises :class:`ModelError` when ``M`` is singular.
+    """
+    _check_model(model)
+    if method not in _FD_METHODS:
+        raise InputError(f"method must be one of {_FD_METHODS}, got {method!r}")
+    n = model.n
+    q = _vector(q, n, "q")
+    qd = _vector(qd, n, "qd")
+    tau = _vector(tau, n, "tau")
+    if friction:
+        tau = tau - friction_torques(model, qd)
+    kd = model._kd
+    if _single(q, qd, tau) and (f_ext is None or isinstance(f_ext, dict) or np.ndim(f_ext) == 2):
+        qdd = _output(out, (n,))
+        if method == "aba":
+            if f_ext is None:
+                code = _aba.aba(kd, q, qd, tau, qdd)
+            else:
+                code = _aba.aba_fext(kd, q, qd, tau, _fext_single(model, f_ext), qdd)
+        else:
+            code = _ltdl.fd_crb(kd, q, qd, tau, _fext_single(model, f_ext), qdd, f_ext is not None)
+        if code:
+            _raise_nonfinite(code, names=_FD_NAMES)
+        return qdd
+    batch_shape, (Q, QD, TAU) = _batch_arrays(n, [q, qd, tau], ["q", "qd", "tau"])
+    FE = _fext_batch(model, f_ext, batch_shape)
+    qdd = _output(out, batch_shape + (n,))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    kernel = _aba.aba_batch if method == "aba" else _ltdl.fd_crb_batch
+    kernel(kd, Q, QD, TAU, FE, f_ext is not None, qdd.reshape(-1, n), status, _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape, _FD_NAMES)
+    return qdd
+
+
+# ---------------------------------------------------------------------------------------------
+# Energy, centre of mass, momentum.
+# ---------------------------------------------------------------------------------------------
+def _energy_terms(model, q, qd):
+    """``(batch_shape, out (..., 11))``: KE, U, first moment (3), momentum about {0} (6)."""
+    _check_model(model)
+    n = model.n
+    q = _vector(q, n, "q")
+    if qd is None:
+        qd = np.zeros(n)
+    else:
+        qd = _vector(qd, n, "qd")
+    if _single(q, qd):
+        out = np.empty(11)
+        code = _energy.energy(model._kd, q, qd, out)
+        if code:
+            _raise_nonfinite(code)
+        return (), out
+    batch_shape, (Q, QD) = _batch_arrays(n, [q, qd], ["q", "qd"])
+    out = np.empty(batch_shape + (11,))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    _energy.energy_batch(model._kd, Q, QD, out.reshape(-1, 11), status, _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape)
+    return batch_shape, out
+
+
+def _scalar(batch_shape, x):
+    return float(x) if batch_shape == () else x.copy()
+
+
+def kinetic_energy(model: Model, q, qd):
+    """Kinetic energy ``T = 1/2 qd^T M(q) qd`` [J]: the links' ``1/2 V_i^T G_i V_i`` plus the rotors'
+    ``1/2 armature qd^2``, as Pinocchio's ``computeKineticEnergy`` (which includes the armature for
+    the joints a URDF gives; Pinocchio 4.1 omits it for ``RevoluteUnaligned`` joints).
+    A float for one state, an array ``(...)`` for a batch."""
+    batch_shape, e = _energy_terms(model, q, qd)
+    return _scalar(batch_shape, e[..., 0])
+
+
+def potential_energy(model: Model, q):
+    """Gravitational potential energy ``U = -sum_i m_i g^T c_i(q)`` [J] (``c_i`` the centre of
+    mass of body ``i`` in the base frame; zero at the base origin, as Pinocchio's
+    ``computePotentialEnergy``), so that ``gravity_torques = dU/dq``."""
+    batch_shape, e = _energy_terms(model, q, None)
+    return _scalar(batch_shape, e[..., 1])
+
+
+def mechanical_energy(model: Model, q, qd):
+    """``kinetic_energy + potential_energy`` [J]: conserved by the unforced, frictionless dynamics."""
+    batch_shape, e = _energy_terms(model, q, qd)
+    return _scalar(batch_shape, e[..., 0] + e[..., 1])
+
+
+def center_of_mass(model: Model, q) -> np.ndarray:
+    """Centre of mass of the moving bodies in the base frame, ``(..., 3)`` [m]
+    (Pinocchio's ``centerOfMass``; the fixed base's own inertia is not part of the model)."""
+    _check_model(model)
+    if model.total_mass <= 0.0:
+        raise ModelError("center_of_mass: the model has no mass")
+    _, e = _energy_terms(model, q, None)
+    return e[..., 2:5] / model.total_mass
+
+
+def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
+    """Spatial momentum of the whole tree, ``(..., 6)`` as ``(angular, linear)``, in base-frame axes.
+
+    ``about="base"``: angular momentum about the base frame's origin,
+    ``sum_i [Ad_{T_{i,0}}]^T G_i V_i``; ``about="com"``: about the centre of mass (the centroidal
+    momentum, Pinocchio's ``computeCentroidalMomentum`` with halves swapped). The linear part is
+    ``m v_com`` either way. Rotor (armature) inertia is not included.
+    """
+    if about not in ("base", "com"):
+        raise InputError(f"about must be 'base' or 'com', got {about!r}")
+    batch_shape, e = _energy_terms(model, q, qd)
+    P = e[..., 5:11].copy()
+    if about == "com":
+        if model.total_mass <= 0.0:
+            raise ModelError("momentum(about='com'): the model has no mass")
+        c = e[..., 2:5] / model.total_mass
+        P[..., :3] -= np.cross(c, P[..., 3:])
+    return P
+
+
+# ---------------------------------------------------------------------------------------------
+# Kinematics: poses, Jacobians, Jdot qd, J^T F.
+# ---------------------------------------------------------------------------------------------
+_REFERENCES = {"space": _kin.SPACE, "world": _kin.SPACE, "body": _kin.BODY, "local": _kin.BODY,
+               "world_aligned": _kin.WORLD_ALIGNED, "local_world_aligned": _kin.WORLD_ALIGNED}
+
+
+def _reference(reference):
+    try:
+        return _REFERENCES[reference]
+    except (KeyError, TypeError):
+        raise InputError(f"reference must be one of {sorted(_REFERENCES)}, got {reference!r}") from None
+
+
+def _frame_index(model, frame):
+    try:
+        return model.frame_index(frame)
+    except ModelError as e:
+        raise InputError(f"frame: {e}") from None
+
+
+def _frame(model, frame):
+    """``(body, T_body_frame)`` of a frame name or index."""
+    k = _frame_index(model, frame)
+    return int(model.frame_body[k]), model.frame_pose[k]
+
+
+def _poses(model, q, fbody, fpose):
+    _check_model(model)
+    n = model.n
+    q = _vector(q, n, "q")
+    k = fbody.shape[0]
+    if q.ndim == 1:
+        out = np.empty((k, 4, 4))
+        code = _kin.poses(model._kd, q, fbody, fpose, out)
+        if code:
+            _raise_nonfinite(code)
+        return out
+    batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
+    out = np.empty(batch_shape + (k, 4, 4))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    _kin.poses_batch(model._kd, Q, fbody, fpose, out.reshape(-1, k, 4, 4), status, _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape)
+    return out
+
+
+def forward_kinematics(model: Model, q) -> np.ndarray:
+    """Poses ``T_{0,f}`` in the base frame of every frame of the model (every URDF link, the base,
+    added frames), in ``model.frame_names`` order: ``(..., k, 4, 4)``. See :func:`body_poses` for
+    the moving bodies only."""
+    _check_model(model)
+    return _poses(model, q, model.frame_body, model.frame_pose)
+
+
+def body_poses(model: Model, q) -> np.ndarray:
+    """Poses ``T_{0,i}`` of the moving bodies (``model.link_names`` order, the frames on the joint
+    axes), ``(..., n, 4, 4)``."""
+    _check_model(model)
+    n = model.n
+    return _poses(model, q, np.arange(n, dtype=np.int64), np.broadcast_to(np.eye(4), (n, 4, 4)).copy())
+
+
+def frame_pose(model: Model, q, frame) -> np.ndarray:
+    """Pose ``T_{0,f}`` of one frame (name or index in ``model.frame_names``), ``(..., 4, 4)``."""
+    _check_model(model)
+    k = _frame_index(model, frame)
+    return _poses(model, q, model.frame_body[k:k + 1], model.frame_pose[k:k + 1])[..., 0, :, :]
+
+
+def jacobian(model: Model, q, frame, reference="space", *, out=None) -> np.ndarray:
+    """The Jacobian ``J(q)`` ``(..., 6, n)`` of a frame, rows ``(omega, v)``, for ``reference``:
+
+    * ``"space"``: ``J_s``, twists in the base frame (Modern Robotics' space Jacobian;
+      ``J_s qd`` is the spatial twist of the frame's body, its ``v`` the velocity of the point at
+      the base origin). Pinocchio's ``WORLD`` with halves swapped.
+    * ``"body"``: ``J_b``, the frame's twist in the frame itself (MR's body Jacobian; Pinocchio ``LOCAL``).
+    * ``"world_aligned"``: angular velocity and the velocity of the frame's origin, both in
+      base-frame axes (Pinocchio ``LOCAL_WORLD_ALIGNED``).
+
+    Columns of joints not on the path from the base to the frame are zero.
+    """
+    _check_model(model)
+    n = model.n
+    ref = _reference(reference)
+    body, Tbf = _frame(model, frame)
+    q = _vector(q, n, "q")
+    if q.ndim == 1:
+        J = _output(out, (6, n))
+        code = _kin.jacobian(model._kd, q, body, Tbf, ref, J)
+        if code:
+            _raise_nonfinite(code)
+        return J
+    batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
+    J = _output(out, batch_shape + (6, n))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    _kin.jacobian_batch(model._kd, Q, body, Tbf, ref, J.reshape(-1, 6, n), status, _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape)
+    return J
+
+
+def _frame_motion(model, q, qd, frame, reference):
+    _check_model(model)
+    n = model.n
+    ref = _reference(reference)
+    body, Tbf = _frame(model, frame)
+    q = _vector(q, n, "q")
+    qd = _vector(qd, n, "qd")
+    if _single(q, qd):
+        vel, acc = np.empty(6), np.empty(6)
+        code = _kin.frame_motion(model._kd, q, qd, body, Tbf, ref, vel, acc)
+        if code:
+            _raise_nonfinite(code)
+        return vel, acc
+    batch_shape, (Q, QD) = _batch_arrays(n, [q, qd], ["q", "qd"])
+    vel, acc = np.empty(batch_shape + (6,)), np.empty(batch_shape + (6,))
+    status = np.zeros(Q.shape[0], dtype=np.int64)
+    _kin.frame_motion_batch(model._kd, Q, QD, body, Tbf, ref, vel.reshape(-1, 6), acc.reshape(-1, 6), status,
+                            _chunks(Q.shape[0]))
+    if status.any():
+        _raise_batch_status(status, batch_shape)
+    return vel, acc
+
+
+def frame_velocity(model: Model, q, qd, frame, reference="space") -> np.ndarray:
+    """``J(q) qd`` ``(..., 6)``, ``(omega, v)``, for ``reference`` as in :func:`jacobian` (one
+    forward pass, no Jacobian formed)."""
+    return _frame_motion(model, q, qd, frame, reference)[0]
+
+
+def jdot_qd(model: Model, q, qd, frame, reference="space") -> np.ndarray:
+    """The acceleration bias ``Jdot(q, qd) qd`` ``(..., 6)`` of a frame, ``(omega, v)``: the frame's
+    acceleration when ``qdd = 0`` (no gravity), so that ``d/dt (J qd) = J qdd + Jdot qd``.
+
+    ``reference`` as in :func:`jacobian`. For ``"world_aligned"`` it is the classical
+    acceleration ``(omega_dot, p_ddot)`` of the frame's origin (Pinocchio's
+    ``getFrameClassicalAcceleration`` at ``qdd = 0``); for ``"body"`` and ``"space"`` it is the
+    spatial acceleration (the rate of the body / space twist)."""
+    return _frame_motion(model, q, qd, frame, reference)[1]
+
+
+def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") -> np.ndarray:
+    """``tau = J(q)^T F`` ``(..., n)`` for a wrench ``F = (n, f)`` at ``frame``: the joint torques
+    that balance ``F`` in statics, i.e. that make the frame exert ``F`` on the environment (note
+    001's end-effector forces; note 002's ``J^T F_ext``).
+
+    ``reference`` says how ``F`` is expressed, dual to :func:`jacobian`: ``"body"`` (default, as
+    the ``f_ext`` dict of :func:`inverse_dynamics`): in the frame, about its origin; ``"space"``:
+    in base axes, about the base origin; ``"world_aligned"``: in base axes, about the frame's
+    origin. ``q`` ``(..., n)`` and ``wrench`` ``(..., 6)`` broadcast.
+    """
+    w = _vector(wrench, 6, "wrench")
+    if not np.all(np.isfinite(w)):
+        raise InputError("wrench contains NaN or inf")
+    J = jacobian(model, q, frame, reference)
+    if J.ndim == 2 and w.ndim == 1:
+        return w @ J
+    try:
+        return np.einsum("...rj,...r->...j", J, w)
+    except ValueError:
+        raise InputError(f"q batch {J.shape[:-2]} and wrench {w.shape} do not broadcast") from None

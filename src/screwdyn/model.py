@@ -162,6 +162,19 @@ class Model:
         except ValueError:
             raise ModelError(f"unknown joint {name!r}; joints are {list(self.joint_names)}") from None
 
+    def inertial_parameters(self, *, armature=False, viscous=False, coulomb=False) -> np.ndarray:
+        """The parameter vector ``pi`` with ``tau = Y(q, qd, qdd) pi`` (see :mod:`screwdyn.ident`):
+        per body ``m, m c_x, m c_y, m c_z, Ixx, Ixy, Ixz, Iyy, Iyz, Izz`` (inertia about the body frame
+        origin), then optional per-joint armature, viscous and Coulomb coefficients."""
+        from .model_params import inertial_parameters
+        return inertial_parameters(self, armature=armature, viscous=viscous, coulomb=coulomb)
+
+    def with_inertial_parameters(self, pi, *, armature=False, viscous=False, coulomb=False) -> "Model":
+        """A copy of the model whose inertias (and optional joint terms) are ``pi``, ordered as
+        :meth:`inertial_parameters` gives them."""
+        from .model_params import with_inertial_parameters
+        return with_inertial_parameters(self, pi, armature=armature, viscous=viscous, coulomb=coulomb)
+
     def replace(self, **changes) -> "Model":
         """A copy with some fields changed (the model itself is immutable), checked and repacked."""
         return dataclasses.replace(self, **changes)

@@ -214,6 +214,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
 
     links = _read_links(robot)
     joints = _read_joints(robot)
+    drives = _read_transmissions(robot, {j["name"]: j["type"] for j in joints})
 
     # A <mimic> on a fixed joint constrains nothing (no degree of freedom): it is ignored.
     mimics = [j["name"] for j in joints if j["mimic"] is not None and j["type"] != "fixed"]
@@ -258,7 +259,8 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
             builder.add_joint(j["name"], j["type"], j["parent"], j["child"], origin=j["origin"], axis=j["axis"],
                               lower=j["lower"], upper=j["upper"], effort=j["effort"], velocity=j["velocity"],
                               damping=j["damping"], friction=j["friction"],
-                              mimic=j["mimic"] if j["type"] != "fixed" else None)
+                              mimic=j["mimic"] if j["type"] != "fixed" else None,
+                              **drives.get(j["name"], {}))
         except ModelError as e:
             raise URDFError(f"joint {j['name']!r}: {_strip_owner(str(e), j['name'], 'joint')}") from e
 
@@ -273,6 +275,46 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
                       "their (leader, multiplier, offset) is kept in model.mimic. Pass mimic='error' to refuse them.",
                       UserWarning, stacklevel=2)
     return model
+
+
+def _read_transmissions(robot, joint_types: dict) -> dict:
+    """``{joint: {"gear_ratio": n_r, "rotor_inertia": I_m}}`` from simple ``<transmission>`` elements
+    (one ``<joint>``, one ``<actuator>`` with ``<mechanicalReduction>`` and, a screwdyn extension,
+    ``<rotor_inertia value="...">``). The reflected inertia ``n_r^2 I_m`` enters ``M`` (note 004);
+    a transmission without a rotor inertia changes no dynamics. Others (several joints) are ignored."""
+    drives = {}
+    for tr in _children(robot, "transmission"):
+        where = f"transmission {tr.get('name')!r}"
+        joints = [el.get("name") for el in tr if _local(el.tag) == "joint"]
+        actuators = [el for el in tr if _local(el.tag) == "actuator"]
+        if len(joints) != 1 or len(actuators) != 1:
+            continue
+        jn = joints[0]
+        if jn not in joint_types:
+            raise URDFError(f"{where}: joint {jn!r} is not a <joint> of the robot")
+        if joint_types[jn] == "fixed":
+            continue
+        entry = {}
+        for el in actuators[0]:
+            tag = _local(el.tag)
+            raw = el.text if tag == "mechanicalReduction" else el.get("value") if tag == "rotor_inertia" else None
+            if raw is None and tag not in ("mechanicalReduction", "rotor_inertia"):
+                continue
+            try:
+                value = float(raw)
+            except (TypeError, ValueError):
+                raise URDFError(f"{where}: <{tag}> is not a number ({raw!r})") from None
+            if tag == "rotor_inertia" and not (np.isfinite(value) and value >= 0):
+                raise URDFError(f"{where}: <rotor_inertia value> must be a finite number >= 0, got {raw!r}")
+            if tag == "mechanicalReduction" and not (np.isfinite(value) and value != 0):
+                raise URDFError(f"{where}: <mechanicalReduction> must be a finite non-zero number, got {raw!r}")
+            if tag == "mechanicalReduction":
+                entry["gear_ratio"] = abs(value)
+            else:
+                entry["rotor_inertia"] = value
+        if entry:
+            drives[jn] = entry
+    return drives
 
 
 def _strip_owner(msg: str, name: str, kind: str) -> str:

@@ -1,0 +1,475 @@
+"""The ``screwdyn`` command line (also ``python -m screwdyn``).
+
+::
+
+    screwdyn info MODEL                          the tree, joints, masses, frames
+    screwdyn inverse-dynamics MODEL --q .. --qd .. --qdd ..
+    screwdyn forward-dynamics MODEL --q .. --qd .. --tau ..
+    screwdyn mass-matrix MODEL --q ..
+    screwdyn simulate [MODEL] --duration 3 --dt 0.001 --integrator rk4 --plot out.png --animate out.gif
+    screwdyn derive MODEL                        closed-form M, C, g (SymPy)
+    screwdyn identify DATA.csv --model MODEL     least-squares identification
+    screwdyn bench                               timings against Pinocchio
+
+MODEL is a bundled robot (``screwdyn.models.names()``), a URDF file, or an example-robot-data
+robot name. Vectors are numbers separated by spaces or commas, ``pi`` allowed
+(``--q 0 -pi/4 0 -3pi/4 0 pi/2 pi/4``); a single number is used for every joint.
+Errors print one line on stderr and exit with status 2; ``--debug`` shows the traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main", "load_model", "parse_vector"]
+
+_VECTOR_OPTS = ("--q", "--qd", "--qdd", "--tau", "--q0", "--qd0", "--target", "--kp", "--kd", "--gravity")
+_NUM = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_TOKEN = re.compile(rf"^([+-]?)(?:({_NUM})|({_NUM})?\*?pi(?:/({_NUM}))?)$")
+_VECTOR_ARG = re.compile(rf"^[+-]?(?:{_NUM}|(?:{_NUM})?\*?pi(?:/{_NUM})?)(?:,[+-]?(?:{_NUM}|(?:{_NUM})?\*?pi(?:/{_NUM})?))*,?$")
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+# ---------------------------------------------------------------------------- helpers
+def parse_vector(text, n=None, name="vector") -> np.ndarray:
+    """Numbers separated by commas or spaces; ``pi``, ``-pi/2``, ``3pi/4``, ``0.5*pi`` allowed.
+    With ``n``, a single number is repeated ``n`` times and any other length is an error."""
+    tokens = [tok for tok in re.split(r"[,\s]+", str(text).strip()) if tok]
+    vals = []
+    for tok in tokens:
+        m = _TOKEN.match(tok.lower())
+        if not m:
+            raise CLIError(f"{name}: {tok!r} is not a number (use e.g. 0.5, -1e-3, pi/2, -3pi/4)")
+        sign = -1.0 if m.group(1) == "-" else 1.0
+        if m.group(2) is not None:
+            v = float(m.group(2))
+        else:
+            v = (float(m.group(3)) if m.group(3) else 1.0) * math.pi / (float(m.group(4)) if m.group(4) else 1.0)
+        vals.append(sign * v)
+    if not vals:
+        raise CLIError(f"{name}: no numbers given")
+    x = np.array(vals)
+    if n is not None:
+        if len(x) == 1:
+            x = np.full(n, x[0])
+        elif len(x) != n:
+            raise CLIError(f"{name}: expected {n} numbers (one per joint) or one for all, got {len(x)}")
+    if not np.all(np.isfinite(x)):
+        raise CLIError(f"{name}: numbers must be finite")
+    return x
+
+
+def _join_vectors(argv):
+    """Rewrite ``--q 0 -0.5 pi/2`` as ``--q=0,-0.5,pi/2`` so that negative entries are not
+    taken for options by argparse."""
+    out, i = [], 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in _VECTOR_OPTS:
+            vals = []
+            j = i + 1
+            while j < len(argv) and _VECTOR_ARG.match(argv[j].lower()):
+                vals.append(argv[j].rstrip(","))
+                j += 1
+            if vals:
+                out.append(f"{tok}={','.join(vals)}")
+                i = j
+                continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+def load_model(spec: str):
+    """A bundled robot name, a URDF path, or an example-robot-data robot name -> Model."""
+    from . import models
+    from .io import urdf
+
+    if spec in models.names():
+        return models.load(spec)
+    p = Path(spec)
+    if p.suffix.lower() in (".urdf", ".xml") or p.exists():
+        if not p.exists():
+            raise CLIError(f"URDF file {spec!r} does not exist")
+        return urdf.load_urdf(p)
+    if spec in urdf.EXAMPLE_ROBOTS:
+        return urdf.load_urdf(urdf.example_robot_data_path(spec))
+    raise CLIError(f"unknown model {spec!r}: not a bundled robot ({', '.join(models.names())}), "
+                   "an existing URDF file, or an example-robot-data robot name")
+
+
+def _fmt(x, prec=6):
+    return np.array2string(np.asarray(x), precision=prec, suppress_small=True, max_line_width=100,
+                           floatmode="maxprec")
+
+
+def _print_json(obj):
+    print(json.dumps(obj, indent=1))
+
+
+def _state(args, model, names=("q", "qd", "qdd")):
+    out = []
+    for nm in names:
+        val = getattr(args, nm)
+        out.append(np.zeros(model.n) if val is None else parse_vector(val, model.n, f"--{nm}"))
+    return out
+
+
+# ---------------------------------------------------------------------------- commands
+def cmd_info(args):
+    model = load_model(args.model)
+    if args.json:
+        _print_json(dict(
+            name=model.name, dof=model.n, total_mass=model.total_mass, gravity=model.gravity.tolist(),
+            base=model.base_name,
+            joints=[dict(name=model.joint_names[i], type="revolute" if model.joint_type[i] == 0 else "prismatic",
+                         link=model.link_names[i],
+                         parent=model.base_name if model.parent[i] < 0 else model.link_names[model.parent[i]],
+                         axis=model.joint_axis[i].tolist(), mass=float(model.mass[i]), com=model.com[i].tolist(),
+                         lower=_num(model.q_lower[i]), upper=_num(model.q_upper[i]),
+                         damping=float(model.damping[i]), friction=float(model.friction[i]),
+                         armature=float(model.armature[i])) for i in range(model.n)],
+            frames=list(model.frame_names)))
+        return 0
+    kinds = "".join("RP"[t] for t in model.joint_type)
+    print(f"{model.name}: {model.n} degrees of freedom ({kinds}), total moving mass {model.total_mass:.6g} kg")
+    print(f"gravity {_fmt(model.gravity, 4)} m/s^2, base link {model.base_name!r}")
+    print()
+    print("tree:")
+    children = {-1: []}
+    for i in range(model.n):
+        children.setdefault(i, [])
+        children[int(model.parent[i])].append(i)
+
+    def walk(i, prefix, last):
+        conn = "`-- " if last else "|-- "
+        jt = "revolute" if model.joint_type[i] == 0 else "prismatic"
+        print(f"{prefix}{conn}{model.link_names[i]}  ({model.joint_names[i]}, {jt})")
+        kids = children[i]
+        for k, c in enumerate(kids):
+            walk(c, prefix + ("    " if last else "|   "), k == len(kids) - 1)
+
+    print(model.base_name)
+    for k, c in enumerate(children[-1]):
+        walk(c, "", k == len(children[-1]) - 1)
+    print()
+    head = f"{'#':>2}  {'joint':<22} {'type':<9} {'axis':<17} {'mass [kg]':>10} {'lower':>9} {'upper':>9} " \
+           f"{'damping':>8} {'friction':>8} {'armature':>8}"
+    print(head)
+    print("-" * len(head))
+    for i in range(model.n):
+        jt = "revolute" if model.joint_type[i] == 0 else "prismatic"
+        axis = "(" + ", ".join(f"{a:.3g}" for a in model.joint_axis[i]) + ")"
+        print(f"{i:>2}  {model.joint_names[i]:<22} {jt:<9} {axis:<17} {model.mass[i]:>10.5g} "
+              f"{model.q_lower[i]:>9.4g} {model.q_upper[i]:>9.4g} {model.damping[i]:>8.4g} "
+              f"{model.friction[i]:>8.4g} {model.armature[i]:>8.4g}")
+    print()
+    print(f"frames ({len(model.frame_names)}): " + ", ".join(model.frame_names))
+    return 0
+
+
+def _num(x):
+    return float(x) if np.isfinite(x) else None
+
+
+def cmd_inverse_dynamics(args):
+    import screwdyn
+    model = load_model(args.model)
+    q, qd, qdd = _state(args, model)
+    tau = screwdyn.inverse_dynamics(model, q, qd, qdd, friction=args.friction)
+    if args.json:
+        _print_json(dict(joint_names=list(model.joint_names), tau=tau.tolist()))
+    else:
+        print(f"tau = M(q) qdd + C(q, qd) qd + g(q){' + friction' if args.friction else ''}  [N m, N]")
+        _print_named(model, tau)
+    return 0
+
+
+def cmd_forward_dynamics(args):
+    import screwdyn
+    model = load_model(args.model)
+    q, qd, tau = _state(args, model, ("q", "qd", "tau"))
+    qdd = screwdyn.forward_dynamics(model, q, qd, tau, friction=args.friction, method=args.method)
+    if args.json:
+        _print_json(dict(joint_names=list(model.joint_names), qdd=qdd.tolist()))
+    else:
+        print(f"qdd = M(q)^-1 (tau - C(q, qd) qd - g(q){' - friction' if args.friction else ''})  "
+              f"[rad/s^2, m/s^2] ({args.method.upper()})")
+        _print_named(model, qdd)
+    return 0
+
+
+def cmd_mass_matrix(args):
+    import screwdyn
+    model = load_model(args.model)
+    (q,) = _state(args, model, ("q",))
+    M = screwdyn.mass_matrix(model, q)
+    if args.json:
+        _print_json(dict(joint_names=list(model.joint_names), M=M.tolist()))
+    else:
+        print(f"M(q) ({model.n} x {model.n}, joints in the order {', '.join(model.joint_names)}):")
+        with np.printoptions(precision=6, suppress=True, linewidth=150):
+            print(M)
+    return 0
+
+
+def _print_named(model, x):
+    w = max(len(j) for j in model.joint_names)
+    for jn, v in zip(model.joint_names, x):
+        print(f"  {jn:<{w}}  {v: .10g}")
+
+
+def _default_target(model, q0):
+    step = np.where(model.joint_type == 0, 0.5, 0.1)
+    return np.clip(q0 + step, model.q_lower, model.q_upper)
+
+
+def cmd_simulate(args):
+    import screwdyn
+    from . import control, models, plot, sim
+    from .trajectory import JointTrajectory
+
+    spec = args.model or "panda"
+    model = load_model(spec)
+    if args.gravity is not None:
+        model = model.with_gravity(parse_vector(args.gravity, 3, "--gravity"))
+    if args.q0 is not None:
+        q0 = parse_vector(args.q0, model.n, "--q0")
+    elif spec in models.names():
+        q0 = models.home(spec)
+    else:
+        q0 = np.where(np.isfinite(model.q_lower) & np.isfinite(model.q_upper),
+                      0.5 * (np.nan_to_num(model.q_lower) + np.nan_to_num(model.q_upper)), 0.0)
+    qd0 = np.zeros(model.n) if args.qd0 is None else parse_vector(args.qd0, model.n, "--qd0")
+    friction = not args.no_friction
+    if args.tau is not None and args.controller != "none":
+        raise CLIError("give either --tau or --controller, not both")
+    what = "passive (tau = 0)"
+    tau = None
+    if args.tau is not None:
+        tau = parse_vector(args.tau, model.n, "--tau")
+        what = f"constant tau = {_fmt(tau, 4)}"
+    elif args.controller != "none":
+        target = _default_target(model, q0) if args.target is None else parse_vector(args.target, model.n, "--target")
+        kp = parse_vector(args.kp, model.n, "--kp")
+        kd = parse_vector(args.kd, model.n, "--kd")
+        if args.controller == "gravity":
+            tau = control.gravity_compensation(model, friction=friction)
+            what = "gravity compensation tau = g(q)"
+        elif args.controller == "pd":
+            Mdiag = np.diag(screwdyn.mass_matrix(model, q0))
+            tau = control.gravity_compensation_pd(model, target, kp * Mdiag, kd * Mdiag, friction=friction)
+            what = f"PD + gravity compensation to q = {_fmt(target, 4)}"
+        else:
+            move = args.move_time if args.move_time is not None else 0.8 * args.duration
+            ref = JointTrajectory(q0, target, move, "quintic")
+            tau = control.computed_torque_pd(model, ref, kp, kd, friction=friction)
+            what = f"computed torque along a quintic to q = {_fmt(target, 4)} in {move:g} s"
+    steps = math.ceil(args.duration / args.dt) if args.dt > 0 else 0
+    progress = args.progress or (not args.quiet and sys.stderr.isatty() and steps * model.n > 20000)
+    traj = sim.simulate(model, q0, qd0, args.duration, args.dt, tau=tau, integrator=args.integrator,
+                        friction=friction, progress=progress)
+    if not args.quiet:
+        E = traj.total_energy
+        print(f"{model.name}: {model.n} joints, {traj.t[-1]:g} s with {traj.integrator} "
+              f"(dt = {args.dt:g} s, {len(traj)} samples), friction {'on' if friction else 'off'}")
+        print(f"  {what}")
+        print(f"  wall time {traj.info['wall_time']:.3g} s ({traj.info['nfev']} dynamics evaluations)")
+        print(f"  energy: start {E[0]:.6g} J, end {E[-1]:.6g} J (change {E[-1] - E[0]:+.4g} J)")
+        print(f"  final q = {_fmt(traj.q[-1], 4)}")
+    written = []
+    if args.csv:
+        traj.to_csv(args.csv)
+        written.append(args.csv)
+    if args.npz:
+        traj.to_npz(args.npz)
+        written.append(args.npz)
+    if args.plot:
+        plot.plot_trajectory(traj, args.plot)
+        written.append(args.plot)
+    if args.animate:
+        plot.animate(model, traj, args.animate, fps=args.fps)
+        written.append(args.animate)
+    if not args.quiet:
+        for w in written:
+            print(f"wrote {w}")
+    return 0
+
+
+def cmd_derive(args):
+    model = load_model(args.model)
+    try:
+        from .symbolic import derive_text
+    except ImportError as e:
+        raise CLIError(f"symbolic derivation is not available: {e}") from None
+    if model.n > 4 and not args.cse:
+        print(f"screwdyn: note: {model.n} joints: the closed form is long; --cse shortens it", file=sys.stderr)
+    print(derive_text(model, latex=args.latex, simplify=args.simplify, cse=args.cse), end="")
+    return 0
+
+
+def _delegate(module, func, argv, what):
+    import importlib
+    try:
+        mod = importlib.import_module(f"screwdyn.{module}")
+        fn = getattr(mod, func)
+    except (ImportError, AttributeError) as e:
+        raise CLIError(f"'screwdyn {what}' is not available in this installation ({e})") from None
+    return int(fn(argv) or 0)
+
+
+# ---------------------------------------------------------------------------- parser
+def build_parser():
+    from . import models, sim
+
+    p = argparse.ArgumentParser(
+        prog="screwdyn", description="Rigid-body dynamics of robot trees: inverse and forward dynamics, "
+                                     "simulation, pictures, symbolic derivation, identification.",
+        epilog="MODEL is a bundled robot (" + ", ".join(models.names()) + "), a URDF file or an "
+               "example-robot-data name. Vectors: numbers separated by spaces or commas, pi allowed "
+               "(e.g. --q 0 -pi/4 0.5); one number means every joint. Run 'screwdyn COMMAND --help'.")
+    p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--debug", action="store_true", help="show the Python traceback on errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def add(name, help, **kw):
+        sp = sub.add_parser(name, help=help, description=help, **kw)
+        sp.add_argument("--debug", action="store_true", help="show the Python traceback on errors")
+        return sp
+
+    sp = add("info", "the kinematic tree, joints, masses and frames of a model")
+    sp.add_argument("model", metavar="MODEL")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.set_defaults(func=cmd_info)
+
+    sp = add("inverse-dynamics", "joint torques tau = M(q) qdd + C(q, qd) qd + g(q) (RNEA)")
+    sp.add_argument("model", metavar="MODEL")
+    for nm in ("q", "qd", "qdd"):
+        sp.add_argument(f"--{nm}", metavar="V", help=f"{nm} (default zeros)")
+    sp.add_argument("--friction", action="store_true", help="add the joint friction torques")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.set_defaults(func=cmd_inverse_dynamics)
+
+    sp = add("forward-dynamics", "joint accelerations qdd for torques tau at a state (q, qd)")
+    sp.add_argument("model", metavar="MODEL")
+    for nm in ("q", "qd", "tau"):
+        sp.add_argument(f"--{nm}", metavar="V", help=f"{nm} (default zeros)")
+    sp.add_argument("--friction", action="store_true", help="include the joint friction")
+    sp.add_argument("--method", default="aba", choices=("aba", "crba"), help="algorithm (default aba)")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.set_defaults(func=cmd_forward_dynamics)
+
+    sp = add("mass-matrix", "the joint-space mass matrix M(q) (CRBA)")
+    sp.add_argument("model", metavar="MODEL")
+    sp.add_argument("--q", metavar="V", help="q (default zeros)")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.set_defaults(func=cmd_mass_matrix)
+
+    sp = add("simulate", "simulate a robot in time; plot, animate, save",
+             epilog="Without MODEL: panda, released at rest from its 'ready' pose, falling under gravity "
+                    "with its published joint friction. Gains --kp/--kd are per unit inertia (1/s^2, 1/s): "
+                    "computed torque uses them as they are, PD multiplies them by diag M(q0).")
+    sp.add_argument("model", metavar="MODEL", nargs="?", default=None, help="robot (default: panda)")
+    sp.add_argument("--duration", type=float, default=3.0, help="simulated time [s] (default 3)")
+    sp.add_argument("--dt", type=float, default=1e-3, help="time step / sampling period [s] (default 0.001)")
+    sp.add_argument("--integrator", default="rk4", choices=sim.INTEGRATORS, help="integrator (default rk4)")
+    sp.add_argument("--q0", metavar="V", help="initial q (default: the bundled robot's home pose, "
+                                              "else the middle of the joint limits)")
+    sp.add_argument("--qd0", metavar="V", help="initial qd (default zeros)")
+    sp.add_argument("--tau", metavar="V", help="constant joint torques (default: none)")
+    sp.add_argument("--controller", default="none", choices=("none", "gravity", "pd", "computed-torque"),
+                    help="none (passive), gravity (hold), pd (PD + gravity compensation to --target), "
+                         "computed-torque (track a quintic from q0 to --target)")
+    sp.add_argument("--target", metavar="V", help="controller target (default q0 + 0.5 rad / 0.1 m, within limits)")
+    sp.add_argument("--move-time", type=float, default=None, help="duration of the quintic move [s] "
+                                                                  "(default 0.8 x duration)")
+    sp.add_argument("--kp", default="100", metavar="V", help="stiffness per unit inertia [1/s^2] (default 100)")
+    sp.add_argument("--kd", default="20", metavar="V", help="damping per unit inertia [1/s] (default 20)")
+    sp.add_argument("--gravity", metavar="V", help="gravity vector [m/s^2] (default: the model's)")
+    sp.add_argument("--no-friction", action="store_true", help="ignore the model's joint friction")
+    sp.add_argument("--plot", metavar="PNG", help="save q, qd, tau and energies against time")
+    sp.add_argument("--animate", metavar="GIF", help="save an animation (.gif, or .mp4 with ffmpeg)")
+    sp.add_argument("--fps", type=int, default=25, help="animation frames per second (default 25)")
+    sp.add_argument("--csv", metavar="CSV", help="save the trajectory as CSV")
+    sp.add_argument("--npz", metavar="NPZ", help="save the trajectory as NumPy .npz")
+    sp.add_argument("--progress", action="store_true", help="always show a progress bar")
+    sp.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    sp.set_defaults(func=cmd_simulate)
+
+    sp = add("derive", "closed-form M(q), C(q, qd), g(q) by the Lagrangian route (SymPy)")
+    sp.add_argument("model", metavar="MODEL")
+    sp.add_argument("--latex", action="store_true", help="LaTeX output")
+    sp.add_argument("--simplify", action="store_true", help="trigsimp each entry (slow beyond a few joints)")
+    sp.add_argument("--cse", action="store_true", help="pull out common subexpressions")
+    sp.set_defaults(func=cmd_derive)
+
+    for name, help in (("identify", "identify inertial parameters from measured data "
+                                    "(run 'screwdyn identify --help')"),
+                       ("bench", "time screwdyn against Pinocchio (run 'screwdyn bench --help')")):
+        sp = sub.add_parser(name, help=help, description=help, add_help=False)
+        sp.add_argument("rest", nargs=argparse.REMAINDER)
+        sp.set_defaults(func=None)
+    return p
+
+
+def _version():
+    try:
+        from . import __version__
+    except ImportError:
+        __version__ = "?"
+    return f"screwdyn {__version__}"
+
+
+def _showwarning(message, category, filename, lineno, file=None, line=None):
+    print(f"screwdyn: warning: {message}", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # identify and bench parse their own arguments
+    for k, tok in enumerate(argv):
+        if not tok.startswith("-"):
+            if tok in ("identify", "bench"):
+                debug = "--debug" in argv[:k]
+                rest = argv[k + 1:]
+                module, func = ("ident", "ident_cli") if tok == "identify" else ("bench", "main")
+                return _run(lambda: _delegate(module, func, rest, tok), debug)
+            break
+    debug = "--debug" in argv
+    parser = build_parser()
+    args = parser.parse_args(_join_vectors(argv))
+    if args.command is None:
+        parser.print_help()
+        return 2
+    return _run(lambda: args.func(args), debug)
+
+
+def _run(fn, debug):
+    from .errors import ScrewdynError
+
+    old = warnings.showwarning
+    warnings.showwarning = _showwarning
+    try:
+        return fn()
+    except KeyboardInterrupt:
+        print("\nscrewdyn: interrupted", file=sys.stderr)
+        return 130
+    except (CLIError, ScrewdynError, OSError, ValueError, ImportError, np.linalg.LinAlgError) as e:
+        if debug:
+            raise
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        print(f"screwdyn: error: {msg}", file=sys.stderr)
+        return 2
+    finally:
+        warnings.showwarning = old

@@ -1,0 +1,199 @@
+"""The command line: subprocess runs (exit codes, files written) on bundled robots and on a URDF
+path, and in-process runs of every subcommand checked against the library."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import screwdyn
+from screwdyn import models
+from screwdyn.cli import main, parse_vector
+from screwdyn.sim import Trajectory
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+URDF = """<?xml version="1.0"?>
+<robot name="two_link">
+  <link name="base"/>
+  <link name="upper"><inertial><origin xyz="0 0 -0.2"/><mass value="1.5"/>
+    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.001"/></inertial></link>
+  <link name="lower"><inertial><origin xyz="0 0 -0.15"/><mass value="0.7"/>
+    <inertia ixx="0.005" ixy="0" ixz="0" iyy="0.005" iyz="0" izz="0.0005"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="5"/>
+    <dynamics damping="0.05"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
+    <origin xyz="0 0 -0.4"/><axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="5"/></joint>
+</robot>
+"""
+
+
+def run_cli(*args, cwd=None, timeout=120):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    return subprocess.run([sys.executable, "-m", "screwdyn", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+@pytest.fixture
+def urdf_path(tmp_path):
+    p = tmp_path / "two_link.urdf"
+    p.write_text(URDF)
+    return p
+
+
+# ---------------------------------------------------------------------------- subprocess
+def test_simulate_default_writes_plot_csv_and_animation(tmp_path):
+    """The README's first command: 'screwdyn simulate --plot ...' with no model: panda."""
+    r = run_cli("simulate", "--duration", "0.2", "--plot", "sim.png", "--csv", "sim.csv", "--animate", "sim.gif",
+                "--fps", "10", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "panda: 7 joints" in r.stdout and "wrote sim.png" in r.stdout
+    assert (tmp_path / "sim.png").read_bytes()[:8] == PNG
+    assert (tmp_path / "sim.gif").read_bytes()[:6] == b"GIF89a"
+    data = np.genfromtxt(tmp_path / "sim.csv", delimiter=",", names=True)
+    assert len(data) == 201 and "q_panda_joint7" in data.dtype.names
+    np.testing.assert_allclose(data["q_panda_joint1"][0], models.home("panda")[0])
+
+
+def test_cli_on_a_urdf_path(urdf_path, tmp_path):
+    r = run_cli("info", str(urdf_path))
+    assert r.returncode == 0, r.stderr
+    assert "two_link: 2 degrees of freedom" in r.stdout and "shoulder" in r.stdout
+    r = run_cli("simulate", str(urdf_path), "--duration", "0.5", "--integrator", "DOP853", "--npz", "out.npz",
+                cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    tr = Trajectory.from_npz(tmp_path / "out.npz")
+    assert tr.model_name == "two_link" and tr.q.shape == (501, 2)
+
+
+def test_errors_are_one_line_and_exit_2(tmp_path):
+    r = run_cli("info", "no_such_robot")
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("screwdyn: error: unknown model")
+    assert "Traceback" not in r.stderr
+    r = run_cli("--debug", "info", "missing.urdf")
+    assert r.returncode != 0 and "Traceback" in r.stderr
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='x'><link name='a'/><joint name='j' type='revolute'><parent link='a'/>"
+                   "<child link='b'/></joint></robot>")
+    r = run_cli("mass-matrix", str(bad))
+    assert r.returncode == 2 and r.stderr.startswith("screwdyn: error:") and "Traceback" not in r.stderr
+
+
+def test_console_script_help():
+    exe = os.path.join(os.path.dirname(sys.executable), "screwdyn")
+    cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "screwdyn"]
+    r = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "simulate" in r.stdout and "inverse-dynamics" in r.stdout
+
+
+# ---------------------------------------------------------------------------- in process
+@pytest.mark.parametrize("command", ["info", "inverse-dynamics", "forward-dynamics", "mass-matrix", "simulate",
+                                     "derive"])
+def test_help_everywhere(command, capsys):
+    with pytest.raises(SystemExit) as e:
+        main([command, "--help"])
+    assert e.value.code == 0
+    assert "usage: screwdyn " + command in capsys.readouterr().out
+
+
+def test_inverse_dynamics_matches_the_library(capsys):
+    assert main(["inverse-dynamics", "puma560", "--q", "0", "pi/4", "pi", "0", "pi/4", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    np.testing.assert_allclose(out["tau"], [0, 31.6399, 6.0351, 0, 0.0283, 0], atol=5e-5)
+    q, qd, qdd = [0.1, -0.2], [0.3, 0.4], [-1.0, 2.0]
+    assert main(["inverse-dynamics", "planar_2r", "--q", "0.1,-0.2", "--qd", "0.3", "0.4", "--qdd", "-1", "2",
+                 "--json"]) == 0
+    tau = json.loads(capsys.readouterr().out)["tau"]
+    np.testing.assert_allclose(tau, screwdyn.inverse_dynamics(models.load("planar_2r"), q, qd, qdd), rtol=1e-14)
+    assert main(["inverse-dynamics", "planar_2r", "--q", "0.1", "-0.2"]) == 0
+    assert "joint1" in capsys.readouterr().out
+
+
+def test_forward_dynamics_and_mass_matrix(capsys):
+    arm = models.load("panda")
+    q = models.home("panda")
+    args = ["--q", *[repr(float(x)) for x in q]]
+    assert main(["forward-dynamics", "panda", *args, "--tau", "1", "--friction", "--json"]) == 0
+    qdd = json.loads(capsys.readouterr().out)["qdd"]
+    np.testing.assert_allclose(qdd, screwdyn.forward_dynamics(arm, q, np.zeros(7), np.ones(7), friction=True),
+                               rtol=1e-12)
+    assert main(["mass-matrix", "panda", *args, "--json"]) == 0
+    M = json.loads(capsys.readouterr().out)["M"]
+    np.testing.assert_allclose(M, screwdyn.mass_matrix(arm, q), rtol=1e-12)
+    assert main(["mass-matrix", "pendulum"]) == 0
+    assert "0.1333" in capsys.readouterr().out
+
+
+def test_info(capsys):
+    assert main(["info", "puma560"]) == 0
+    out = capsys.readouterr().out
+    assert "puma560: 6 degrees of freedom (RRRRRR)" in out and "frame6" in out and "joint6" in out
+    assert main(["info", "pendulum", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["dof"] == 1 and info["joints"][0]["armature"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("controller", ["gravity", "pd", "computed-torque"])
+def test_simulate_controllers(controller, tmp_path, capsys):
+    out = tmp_path / "c.npz"
+    assert main(["simulate", "planar_2r", "--duration", "1.5", "--controller", controller, "--target", "0.5", "-0.5",
+                 "--npz", str(out)]) == 0
+    tr = Trajectory.from_npz(out)
+    if controller == "gravity":
+        np.testing.assert_allclose(tr.q[-1], models.home("planar_2r"), atol=1e-9)
+    elif controller == "computed-torque":      # the quintic ends at 0.8 x 1.5 s: on target, exactly
+        np.testing.assert_allclose(tr.q[-1], [0.5, -0.5], atol=1e-9)
+    else:
+        np.testing.assert_allclose(tr.q[-1], [0.5, -0.5], atol=0.05)
+    assert {"gravity": "gravity compensation", "pd": "PD + gravity", "computed-torque": "computed torque"}[controller] \
+        in capsys.readouterr().out
+
+
+def test_simulate_constant_tau_and_options(tmp_path, capsys):
+    out = tmp_path / "p.csv"
+    assert main(["simulate", "pendulum", "--q0", "0", "--tau", "0.5", "--no-friction", "--dt", "0.01",
+                 "--duration", "0.1", "--integrator", "semi_implicit_euler", "--csv", str(out), "--quiet"]) == 0
+    assert capsys.readouterr().out == ""
+    data = np.genfromtxt(out, delimiter=",", names=True)
+    np.testing.assert_allclose(data["tau_joint"], 0.5)
+    assert main(["simulate", "pendulum", "--tau", "1", "--controller", "gravity"]) == 2
+    assert "either --tau or --controller" in capsys.readouterr().err
+    assert main(["simulate", "pendulum", "--q0", "1", "2"]) == 2
+    assert "--q0: expected 1 numbers" in capsys.readouterr().err
+    assert main(["simulate", "planar_2r", "--gravity", "0", "0", "0", "--duration", "0.1", "--q0", "0.3", "0.3"]) == 0
+    assert "change +0 J" in capsys.readouterr().out          # no gravity, at rest: nothing moves
+
+
+def test_derive_lazily(capsys):
+    assert main(["derive", "planar_2r"]) == 0
+    out = capsys.readouterr().out
+    assert "M" in out and "g" in out
+
+
+def test_identify_and_bench_are_delegated(capsys, monkeypatch):
+    import screwdyn.bench
+    import screwdyn.ident
+    seen = {}
+    monkeypatch.setattr(screwdyn.ident, "ident_cli", lambda argv: seen.setdefault("identify", argv) and 0)
+    monkeypatch.setattr(screwdyn.bench, "main", lambda argv: seen.setdefault("bench", argv) and 0)
+    assert main(["identify", "data.csv", "--model", "ur5"]) == 0
+    assert main(["bench", "--robots", "panda"]) == 0
+    assert seen == {"identify": ["data.csv", "--model", "ur5"], "bench": ["--robots", "panda"]}
+    monkeypatch.delattr(screwdyn.bench, "main")
+    assert main(["bench"]) == 2
+    assert "not available" in capsys.readouterr().err
+
+
+def test_parse_vector():
+    np.testing.assert_allclose(parse_vector("0, -pi/4 3pi/4 .5*pi -1e-3"),
+                               [0, -np.pi / 4, 3 * np.pi / 4, 0.5 * np.pi, -1e-3])
+    np.testing.assert_allclose(parse_vector("2", 3), [2, 2, 2])
+    from screwdyn.cli import CLIError
+    with pytest.raises(CLIError, match="not a number"):
+        parse_vector("1, x")
+    with pytest.raises(CLIError, match="expected 2 numbers"):
+        parse_vector("1 2 3", 2)

@@ -1,0 +1,212 @@
+"""The public entry points of screwdyn.dynamics: shapes for one state and for batches, batches
+equal to single calls, broadcasting, ``out=``, and bad input (wrong sizes, NaN/inf, unknown
+frames or options) answered by an InputError that names the argument."""
+import numpy as np
+import pytest
+
+import screwdyn
+from helpers import random_model, random_state
+
+N = 5
+FRAME = -1  # the last frame of the model (a merged fixed link)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return random_model(np.random.default_rng(7), n=N, fixed=2, armature=True)
+
+
+# name -> (function, state arguments, extra arguments, trailing shape of the result)
+FUNCTIONS = {
+    "inverse_dynamics": (screwdyn.inverse_dynamics, ("q", "qd", "qdd"), {}, (N,)),
+    "mass_matrix": (screwdyn.mass_matrix, ("q",), {}, (N, N)),
+    "mass_matrix_inverse": (screwdyn.mass_matrix_inverse, ("q",), {}, (N, N)),
+    "gravity_torques": (screwdyn.gravity_torques, ("q",), {}, (N,)),
+    "bias_torques": (screwdyn.bias_torques, ("q", "qd"), {}, (N,)),
+    "coriolis_matrix": (screwdyn.coriolis_matrix, ("q", "qd"), {}, (N, N)),
+    "forward_dynamics": (screwdyn.forward_dynamics, ("q", "qd", "tau"), {}, (N,)),
+    "forward_dynamics_crba": (screwdyn.forward_dynamics, ("q", "qd", "tau"), {"method": "crba"}, (N,)),
+    "kinetic_energy": (screwdyn.kinetic_energy, ("q", "qd"), {}, ()),
+    "potential_energy": (screwdyn.potential_energy, ("q",), {}, ()),
+    "mechanical_energy": (screwdyn.mechanical_energy, ("q", "qd"), {}, ()),
+    "center_of_mass": (screwdyn.center_of_mass, ("q",), {}, (3,)),
+    "momentum": (screwdyn.momentum, ("q", "qd"), {}, (6,)),
+    "forward_kinematics": (screwdyn.forward_kinematics, ("q",), {}, None),  # (k, 4, 4)
+    "body_poses": (screwdyn.body_poses, ("q",), {}, (N, 4, 4)),
+    "frame_pose": (screwdyn.frame_pose, ("q",), {"frame": FRAME}, (4, 4)),
+    "jacobian": (screwdyn.jacobian, ("q",), {"frame": FRAME, "reference": "body"}, (6, N)),
+    "frame_velocity": (screwdyn.frame_velocity, ("q", "qd"), {"frame": FRAME}, (6,)),
+    "jdot_qd": (screwdyn.jdot_qd, ("q", "qd"), {"frame": FRAME, "reference": "world_aligned"}, (6,)),
+    "friction_torques": (screwdyn.friction_torques, ("qd",), {}, (N,)),
+}
+
+
+def call(model, name, states, **more):
+    f, args, extra, _ = FUNCTIONS[name]
+    kwargs = dict(extra)
+    if "frame" in kwargs and kwargs["frame"] == FRAME:
+        kwargs["frame"] = model.frame_names[FRAME]
+    kwargs.update(more)
+    return f(model, *[states[a] for a in args], **kwargs)
+
+
+def tail(model, name):
+    shape = FUNCTIONS[name][3]
+    return (len(model.frame_names), 4, 4) if shape is None else shape
+
+
+def states(rng, batch=()):
+    q, qd, qdd = random_state(rng, N, batch)
+    return {"q": q, "qd": qd, "qdd": qdd, "tau": qdd * 2}
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_one_state_and_a_batch(model, name, rng):
+    S = states(rng, (2, 3))
+    out = call(model, name, S)
+    assert np.shape(out) == (2, 3) + tail(model, name)
+    for a in range(2):
+        for b in range(3):
+            single = call(model, name, {k: v[a, b] for k, v in S.items()})
+            assert np.shape(single) == tail(model, name)
+            assert np.array_equal(out[a, b], single)
+    # lists are accepted, and a batch of one keeps its axis
+    lists = {k: v[0, 0].tolist() for k, v in S.items()}
+    assert np.array_equal(call(model, name, lists), out[0, 0])
+    one = call(model, name, {k: v[:1, 0] for k, v in S.items()})
+    assert np.shape(one) == (1,) + tail(model, name)
+
+
+@pytest.mark.parametrize("name", [name for name, f in FUNCTIONS.items() if len(f[1]) > 1])
+def test_state_arguments_broadcast(model, name, rng):
+    S = states(rng, (4,))
+    S1 = {k: v[0] for k, v in S.items()}
+    mixed = dict(S1, q=S["q"])           # a batch of q against one of everything else
+    out = call(model, name, mixed)
+    assert np.shape(out) == (4,) + tail(model, name)
+    assert np.array_equal(out[2], call(model, name, dict(S1, q=S["q"][2])))
+    bad = dict(S, q=S["q"][:3])
+    with pytest.raises(screwdyn.InputError, match="broadcast"):
+        call(model, name, bad)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_wrong_sizes_and_non_finite_values_name_the_argument(model, name, rng):
+    args = FUNCTIONS[name][1]
+    for arg in args:
+        for batch in ((), (3,)):
+            S = states(rng, batch)
+            bad = dict(S)
+            bad[arg] = np.zeros(batch + (N + 1,))
+            with pytest.raises(screwdyn.InputError, match=rf"{arg} must have shape \({N},\)"):
+                call(model, name, bad)
+            for value in (np.nan, np.inf):
+                bad = dict(S)
+                bad[arg] = S[arg].copy()
+                bad[arg][..., 1] = value
+                expected = f"{arg} contains NaN or inf" + (r" \(batch index \(0,\)\)" if batch else "")
+                with pytest.raises(screwdyn.InputError, match=expected):
+                    call(model, name, bad)
+        bad = dict(states(rng))
+        bad[arg] = "abc"
+        with pytest.raises(screwdyn.InputError, match=arg):
+            call(model, name, bad)
+    kwargs = dict(FUNCTIONS[name][2])
+    if "frame" in kwargs:
+        kwargs["frame"] = 0
+    with pytest.raises(screwdyn.InputError, match="model"):
+        FUNCTIONS[name][0]("not a model", *[np.zeros(N)] * len(args), **kwargs)
+    with pytest.raises(screwdyn.InputError):   # a scalar is no state
+        call(model, name, {k: 0.5 for k in ("q", "qd", "qdd", "tau")})
+
+
+@pytest.mark.parametrize("name", ["inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "gravity_torques",
+                                  "bias_torques", "coriolis_matrix", "forward_dynamics", "forward_dynamics_crba",
+                                  "jacobian"])
+def test_out_argument(model, name, rng):
+    for batch in ((), (2, 2)):
+        S = states(rng, batch)
+        out = np.empty(batch + tail(model, name))
+        assert call(model, name, S, out=out) is out
+        assert np.array_equal(out, call(model, name, S))
+        with pytest.raises(screwdyn.InputError, match="out"):
+            call(model, name, S, out=np.empty(batch + (N + 2,)))
+        with pytest.raises(screwdyn.InputError, match="out"):
+            call(model, name, S, out=np.empty(batch + tail(model, name), dtype=np.float32))
+
+
+@pytest.mark.parametrize("name", ["frame_pose", "jacobian", "frame_velocity", "jdot_qd"])
+def test_frames_and_references(model, name, rng):
+    S = states(rng)
+    for frame in (model.frame_names[3], 3, model.link_names[0]):
+        assert np.shape(call(model, name, S, frame=frame)) == tail(model, name)
+    assert np.array_equal(call(model, name, S, frame=3), call(model, name, S, frame=model.frame_names[3]))
+    with pytest.raises(screwdyn.InputError, match="frame: unknown frame 'nowhere'"):
+        call(model, name, S, frame="nowhere")
+    with pytest.raises(screwdyn.InputError, match="frame"):
+        call(model, name, S, frame=len(model.frame_names))
+    if name != "frame_pose":
+        with pytest.raises(screwdyn.InputError, match="reference"):
+            call(model, name, S, reference="tool")
+        # Pinocchio's names are accepted as aliases
+        for ours, theirs in (("space", "world"), ("body", "local"), ("world_aligned", "local_world_aligned")):
+            assert np.array_equal(call(model, name, S, reference=ours), call(model, name, S, reference=theirs))
+
+
+def test_external_wrenches_in_bias_and_forward_dynamics(model, rng):
+    S = states(rng)
+    F = rng.normal(size=(N, 6))
+    name = model.frame_names[-1]
+    w = rng.normal(size=6)
+    z = np.zeros(N)
+    for f_ext in (F, {name: w}):
+        h = screwdyn.bias_torques(model, S["q"], S["qd"], f_ext)
+        assert np.array_equal(h, screwdyn.inverse_dynamics(model, S["q"], S["qd"], z, f_ext))
+        qdd = screwdyn.forward_dynamics(model, S["q"], S["qd"], S["tau"], f_ext)
+        assert np.allclose(screwdyn.inverse_dynamics(model, S["q"], S["qd"], qdd, f_ext), S["tau"], atol=1e-9)
+    # one wrench set broadcast against a batch of states, and a batch of wrench sets
+    B = states(rng, (3,))
+    qdd = screwdyn.forward_dynamics(model, B["q"], B["qd"], B["tau"], F)
+    assert np.array_equal(qdd[1], screwdyn.forward_dynamics(model, B["q"][1], B["qd"][1], B["tau"][1], F))
+    FB = rng.normal(size=(3, N, 6))
+    qdd = screwdyn.forward_dynamics(model, B["q"], B["qd"], B["tau"], FB, method="crba")
+    assert np.array_equal(qdd[2], screwdyn.forward_dynamics(model, B["q"][2], B["qd"][2], B["tau"][2], FB[2],
+                                                           method="crba"))
+    bad = F.copy()
+    bad[0, 0] = np.nan
+    for method in ("aba", "crba"):
+        with pytest.raises(screwdyn.InputError, match="f_ext contains NaN"):
+            screwdyn.forward_dynamics(model, S["q"], S["qd"], S["tau"], bad, method=method)
+    with pytest.raises(screwdyn.InputError, match="f_ext"):
+        screwdyn.forward_dynamics(model, S["q"], S["qd"], S["tau"], F[:2])
+    with pytest.raises(screwdyn.InputError, match="unknown link or frame"):
+        screwdyn.bias_torques(model, S["q"], S["qd"], {"nowhere": w})
+
+
+def test_friction_options(model, rng):
+    S = states(rng)
+    tf = screwdyn.friction_torques(model, S["qd"])
+    assert np.allclose(tf, model.damping * S["qd"] + model.friction * np.sign(S["qd"]))
+    tau = screwdyn.inverse_dynamics(model, S["q"], S["qd"], S["qdd"])
+    assert np.allclose(screwdyn.inverse_dynamics(model, S["q"], S["qd"], S["qdd"], friction=True), tau + tf)
+    qdd = screwdyn.forward_dynamics(model, S["q"], S["qd"], tau + tf, friction=True)
+    assert np.allclose(qdd, S["qdd"], atol=1e-9)
+    with pytest.raises(screwdyn.InputError, match="method"):
+        screwdyn.forward_dynamics(model, S["q"], S["qd"], tau, method="euler")
+
+
+def test_joint_torques_from_wrench_inputs(model, rng):
+    S = states(rng)
+    f = model.frame_names[-1]
+    w = rng.normal(size=6)
+    assert screwdyn.joint_torques_from_wrench(model, S["q"], f, w).shape == (N,)
+    B = states(rng, (4,))
+    tau = screwdyn.joint_torques_from_wrench(model, B["q"], f, w)          # one wrench, a batch of states
+    assert tau.shape == (4, N)
+    assert np.allclose(tau[3], screwdyn.joint_torques_from_wrench(model, B["q"][3], f, w))
+    with pytest.raises(screwdyn.InputError, match="wrench must have shape"):
+        screwdyn.joint_torques_from_wrench(model, S["q"], f, np.zeros(5))
+    with pytest.raises(screwdyn.InputError, match="wrench contains NaN"):
+        screwdyn.joint_torques_from_wrench(model, S["q"], f, np.full(6, np.nan))
+    with pytest.raises(screwdyn.InputError, match="broadcast"):
+        screwdyn.joint_torques_from_wrench(model, B["q"], f, np.zeros((3, 6)))

@@ -1,0 +1,77 @@
+"""Pictures render without a display and say what they should."""
+import numpy as np
+import pytest
+
+from screwdyn import models, plot
+from screwdyn.errors import InputError
+from screwdyn.sim import simulate
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def short_run():
+    arm = models.load("planar_2r")
+    return arm, simulate(arm, [0.3, 0.0], None, 0.3, 1e-2, tau=[1.0, 0.0])
+
+
+def test_plot_trajectory_png(short_run, tmp_path):
+    arm, tr = short_run
+    out = tmp_path / "traj.png"
+    fig = plot.plot_trajectory(tr, out)
+    assert out.read_bytes()[:8] == PNG and out.stat().st_size > 20_000
+    titles = [ax.get_ylabel() for ax in fig.axes]
+    assert any("position" in t for t in titles) and any("energy" in t for t in titles)
+    assert len(fig.axes) == 4
+    # one line per joint in the q panel, and kinetic / potential / total in the energy panel
+    assert len(fig.axes[0].lines) == 2 and len(fig.axes[3].lines) == 3
+    np.testing.assert_allclose(fig.axes[3].lines[2].get_ydata(), tr.total_energy)
+
+
+def test_skeleton_of_the_2r_arm():
+    arm = models.load("planar_2r")
+    names = arm.frame_names
+    pairs = [(names[a], names[b]) for a, b in plot.skeleton(arm)]
+    assert pairs == [("base", "link1"), ("link1", "link2"), ("link2", "tip")]
+
+
+@pytest.mark.parametrize("name", models.names())
+def test_plot_robot_every_bundled_model(name, tmp_path):
+    out = tmp_path / f"{name}.png"
+    fig = plot.plot_robot(models.load(name), models.home(name), out)
+    assert out.read_bytes()[:8] == PNG
+    ax = fig.axes[0]
+    segments = [ln for ln in ax.lines if ln.get_linestyle() == "-"]
+    assert len(segments) == len(plot.skeleton(models.load(name)))
+
+
+def test_stick_figure_follows_forward_kinematics():
+    arm = models.load("planar_2r")
+    fig = plot.plot_robot(arm, [np.pi / 2, 0.0])
+    ax = fig.axes[0]
+    x, y, z = ax.lines[-2].get_data_3d()           # the last segment: link2 -> tip
+    np.testing.assert_allclose(z, [1.0, 2.0], atol=1e-12)   # arm pointing straight up
+    np.testing.assert_allclose(x, [0.0, 0.0], atol=1e-12)
+
+
+def test_animation_gif(short_run, tmp_path):
+    from PIL import Image
+
+    arm, tr = short_run
+    out = tmp_path / "arm.gif"
+    frames = plot.animate(arm, tr, out, fps=10)
+    assert frames == 4                                  # 0.3 s at 10 frames per second, both ends
+    with Image.open(out) as im:
+        assert im.format == "GIF" and im.n_frames == frames
+
+
+def test_animation_errors(short_run, tmp_path):
+    arm, tr = short_run
+    with pytest.raises(InputError, match=".gif or .mp4"):
+        plot.animate(arm, tr, tmp_path / "arm.avi")
+    with pytest.raises(InputError, match="joints"):
+        plot.animate(models.load("panda"), tr, tmp_path / "x.gif")
+    from matplotlib.animation import FFMpegWriter
+    if not FFMpegWriter.isAvailable():
+        with pytest.raises(InputError, match="ffmpeg"):
+            plot.animate(arm, tr, tmp_path / "arm.mp4")

@@ -66,3 +66,35 @@ def to_pinocchio(model):
 def random_state(rng, n, batch=()):
     shape = tuple(batch) + (n,)
     return rng.uniform(-np.pi, np.pi, shape), rng.normal(size=shape) * 2, rng.normal(size=shape) * 3
+
+
+def urdf_robot(name, armature=False):
+    """``(model, pinocchio model, idx)`` for an example-robot-data URDF loaded by both libraries;
+    ``idx[i]`` is Pinocchio's velocity index of our joint ``i`` (sibling orders differ). With
+    ``armature``, both get the same reflected rotor inertia (through a gear ratio of 2)."""
+    import warnings
+
+    import pinocchio as pin
+
+    from screwdyn.io.urdf import example_robot_data_path
+
+    path = example_robot_data_path(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # mimic joints loaded as independent
+        model = screwdyn.load_urdf(path)
+    pm = pin.buildModelFromUrdf(str(path))
+    assert pm.nq == pm.nv == model.n
+    idx = np.array([pm.joints[pm.getJointId(j)].idx_v for j in model.joint_names])
+    if armature:
+        model = model.replace(rotor_inertia=np.linspace(0.01, 0.2, model.n) / 4.0, gear_ratio=np.full(model.n, 2.0))
+        a = np.zeros(model.n)
+        a[idx] = model.armature
+        pm.armature = a
+    return model, pm, idx
+
+
+def to_pin(x, idx):
+    """A vector in screwdyn's joint order put into Pinocchio's."""
+    y = np.empty_like(x)
+    y[..., idx] = x
+    return y

@@ -7,34 +7,12 @@ import numpy as np
 import pytest
 
 import screwdyn
-from helpers import random_model, random_state, to_pinocchio
+from helpers import random_model, random_state, to_pin, to_pinocchio, urdf_robot
 from screwdyn.inertia import RigidBody, point_mass
 from screwdyn.io.urdf import example_robot_data_path
 from screwdyn.spatial import exp_so3, transform
 
 pin = pytest.importorskip("pinocchio")
-
-
-def urdf_robot(name):
-    """``(model, pinocchio model, idx)``, the same armature on both; ``idx[i]``: Pinocchio's
-    velocity index of our joint ``i``."""
-    path = example_robot_data_path(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        model = screwdyn.load_urdf(path)
-    pm = pin.buildModelFromUrdf(str(path))
-    idx = np.array([pm.joints[pm.getJointId(name)].idx_v for name in model.joint_names])
-    model = model.replace(rotor_inertia=np.linspace(0.01, 0.2, model.n), gear_ratio=np.ones(model.n))
-    a = np.zeros(model.n)
-    a[idx] = model.armature
-    pm.armature = a
-    return model, pm, idx
-
-
-def to_pin(x, idx):
-    y = np.empty_like(x)
-    y[idx] = x
-    return y
 
 
 def pin_forces(F, joint_ids, njoints):
@@ -47,7 +25,7 @@ def pin_forces(F, joint_ids, njoints):
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "talos_full_v2"])
 def test_aba_matches_pinocchio_on_real_robots(name, rng):
-    model, pm, idx = urdf_robot(name)
+    model, pm, idx = urdf_robot(name, armature=True)
     pd = pm.createData()
     joint_ids = [pm.getJointId(j) for j in model.joint_names]
     for _ in range(3):
@@ -167,3 +145,18 @@ def test_batch_matches_single_calls(rng):
     # one torque vector broadcast against a batch of states
     qdd = screwdyn.forward_dynamics(model, Q, QD, TAU[0, 0])
     assert np.array_equal(qdd[2, 1], screwdyn.forward_dynamics(model, Q[2, 1], QD[2, 1], TAU[0, 0]))
+
+
+def test_forward_dynamics_is_unchanged_when_the_robot_stands_far_from_the_base_origin(rng):
+    """Uniform gravity and no lever arm between bodies change when every root body moves by 1 km:
+    ``qdd`` stays the same to near machine precision (world-aligned frames at the bodies)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = screwdyn.load_urdf(example_robot_data_path("panda"))
+    T = model.T_parent_body.copy()
+    T[model.parent < 0, :3, 3] += [1000.0, -700.0, 300.0]
+    far = model.replace(T_parent_body=T)
+    for _ in range(3):
+        q, qd, tau = rng.normal(size=(3, model.n))
+        qdd = screwdyn.forward_dynamics(model, q, qd, tau)
+        assert np.allclose(screwdyn.forward_dynamics(far, q, qd, tau), qdd, rtol=1e-11, atol=1e-11 * np.abs(qdd).max())

@@ -2,35 +2,16 @@
 the Christoffel symbols of finite-difference ``dM/dq`` (notes 003, 004), the skew symmetry of
 ``Mdot - 2C``, ``C qd`` = the velocity-product torques, and the closed forms of notes 001 and 004;
 plus gravity and bias torques against ``computeGeneralizedGravity`` and ``nonLinearEffects``."""
-import warnings
 
 import numpy as np
 import pytest
 
 import screwdyn
-from helpers import random_model, random_state, to_pinocchio
+from helpers import random_model, random_state, to_pin, to_pinocchio, urdf_robot
 from screwdyn.inertia import RigidBody, point_mass
-from screwdyn.io.urdf import example_robot_data_path
 from screwdyn.spatial import transform
 
 pin = pytest.importorskip("pinocchio")
-
-
-def urdf_robot(name):
-    """``(model, pinocchio model, idx)``; ``idx[i]``: Pinocchio's velocity index of our joint ``i``."""
-    path = example_robot_data_path(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        model = screwdyn.load_urdf(path)
-    pm = pin.buildModelFromUrdf(str(path))
-    idx = np.array([pm.joints[pm.getJointId(name)].idx_v for name in model.joint_names])
-    return model, pm, idx
-
-
-def to_pin(x, idx):
-    y = np.empty_like(x)
-    y[idx] = x
-    return y
 
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "talos_full_v2"])

@@ -7,36 +7,12 @@ import numpy as np
 import pytest
 
 import screwdyn
-from helpers import random_model, random_state, to_pinocchio
+from helpers import random_model, random_state, to_pin, to_pinocchio, urdf_robot
 from screwdyn.inertia import RigidBody, point_mass
 from screwdyn.io.urdf import example_robot_data_path
 from screwdyn.spatial import transform
 
 pin = pytest.importorskip("pinocchio")
-
-
-def urdf_robot(name):
-    """``(model, pinocchio model, idx)`` for an example-robot-data URDF, the same armature set on
-    both; ``idx[i]`` is Pinocchio's velocity index of our joint ``i`` (joint orders differ)."""
-    path = example_robot_data_path(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)   # mimic joints loaded as independent
-        model = screwdyn.load_urdf(path)
-    pm = pin.buildModelFromUrdf(str(path))
-    assert pm.nq == pm.nv == model.n
-    idx = np.array([pm.joints[pm.getJointId(name)].idx_v for name in model.joint_names])
-    armature = np.linspace(0.01, 0.2, model.n)
-    model = model.replace(rotor_inertia=armature / 4.0, gear_ratio=np.full(model.n, 2.0))
-    a = np.zeros(model.n)
-    a[idx] = model.armature
-    pm.armature = a
-    return model, pm, idx
-
-
-def to_pin(x, idx):
-    y = np.empty_like(x)
-    y[idx] = x
-    return y
 
 
 def full(upper):
@@ -46,7 +22,7 @@ def full(upper):
 
 @pytest.mark.parametrize("name", ["panda", "ur5", "talos_full_v2"])
 def test_mass_matrix_matches_pinocchio_on_real_robots(name, rng):
-    model, pm, idx = urdf_robot(name)
+    model, pm, idx = urdf_robot(name, armature=True)
     pd = pm.createData()
     for _ in range(3):
         q = rng.uniform(-np.pi, np.pi, model.n)
@@ -180,3 +156,18 @@ def test_batch_matches_single_calls_and_out(rng):
     out = np.empty((2, 3, model.n, model.n))
     assert screwdyn.mass_matrix(model, Q, out=out) is out
     assert np.array_equal(out, M)
+
+
+def test_mass_matrix_is_unchanged_when_the_robot_stands_far_from_the_base_origin(rng):
+    """Moving every root body by 1 km changes no lever arm between bodies: ``M`` stays the same,
+    entry by entry, to near machine precision (the kernel never forms world positions)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = screwdyn.load_urdf(example_robot_data_path("panda"))
+    T = model.T_parent_body.copy()
+    T[model.parent < 0, :3, 3] += [1000.0, -700.0, 300.0]
+    far = model.replace(T_parent_body=T)
+    for _ in range(3):
+        q = rng.normal(size=model.n)
+        M, M_far = screwdyn.mass_matrix(model, q), screwdyn.mass_matrix(far, q)
+        assert np.allclose(M_far, M, rtol=1e-12, atol=1e-13 * np.abs(np.diag(M)).min())

@@ -2,44 +2,19 @@
 ``computePotentialEnergy``, ``centerOfMass`` and ``computeCentroidalMomentum``; the identities
 ``T = 1/2 qd^T M qd``, ``g = dU/dq``, ``dE/dt = qd^T (tau - tau_friction)`` and
 ``qd^T (tau - g) = dT/dt``; conservation along a simulated motion; note 004's pendulum."""
-import warnings
-
 import numpy as np
 import pytest
 
 import screwdyn
-from helpers import random_model, random_state, to_pinocchio
+from helpers import random_model, random_state, to_pin, to_pinocchio, urdf_robot
 from screwdyn.inertia import RigidBody
-from screwdyn.io.urdf import example_robot_data_path
 
 pin = pytest.importorskip("pinocchio")
 
 
-def urdf_robot(name):
-    """``(model, pinocchio model, idx)``, the same armature on both; ``idx[i]``: Pinocchio's
-    velocity index of our joint ``i``."""
-    path = example_robot_data_path(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        model = screwdyn.load_urdf(path)
-    pm = pin.buildModelFromUrdf(str(path))
-    idx = np.array([pm.joints[pm.getJointId(name)].idx_v for name in model.joint_names])
-    model = model.replace(rotor_inertia=np.linspace(0.01, 0.2, model.n), gear_ratio=np.ones(model.n))
-    a = np.zeros(model.n)
-    a[idx] = model.armature
-    pm.armature = a
-    return model, pm, idx
-
-
-def to_pin(x, idx):
-    y = np.empty_like(x)
-    y[idx] = x
-    return y
-
-
 @pytest.mark.parametrize("name", ["panda", "ur5", "talos_full_v2"])
 def test_energies_com_and_momentum_match_pinocchio_on_real_robots(name, rng):
-    model, pm, idx = urdf_robot(name)
+    model, pm, idx = urdf_robot(name, armature=True)
     pd = pm.createData()
     for _ in range(3):
         q, qd, _ = random_state(rng, model.n)

@@ -2,30 +2,16 @@
 ``computeFrameJacobian``, ``getFrameJacobianTimeVariation``, ``getFrameClassicalAcceleration``),
 the modern_robotics package (``FKinSpace``, ``JacobianSpace``, ``JacobianBody``), finite
 differences of the poses, and statics (``J^T F`` equals the RNEA torque of the wrench)."""
-import warnings
-
 import numpy as np
 import pytest
 
 import screwdyn
-from helpers import random_body, random_model, random_state, to_pinocchio
-from screwdyn.io.urdf import example_robot_data_path
+from helpers import random_body, random_model, random_state, to_pin, to_pinocchio, urdf_robot
 from screwdyn.spatial import Ad, exp_so3, inverse_transform, transform
 
 pin = pytest.importorskip("pinocchio")
 
 PIN_REF = {"space": pin.WORLD, "body": pin.LOCAL, "world_aligned": pin.LOCAL_WORLD_ALIGNED}
-
-
-def urdf_robot(name):
-    """``(model, pinocchio model, idx)``; ``idx[i]``: Pinocchio's velocity index of our joint ``i``."""
-    path = example_robot_data_path(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        model = screwdyn.load_urdf(path)
-    pm = pin.buildModelFromUrdf(str(path))
-    idx = np.array([pm.joints[pm.getJointId(name)].idx_v for name in model.joint_names])
-    return model, pm, idx
 
 
 def random_tree_with_frames(rng, **kw):
@@ -36,12 +22,6 @@ def random_tree_with_frames(rng, **kw):
         pm.addFrame(pin.Frame("f_" + name, int(b) + 1, 0, pin.SE3(T[:3, :3].copy(), T[:3, 3].copy()),
                               pin.FrameType.OP_FRAME))
     return model, pm
-
-
-def to_pin(x, idx):
-    y = np.empty_like(x)
-    y[idx] = x
-    return y
 
 
 def swap(x):

@@ -155,8 +155,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                     err_b = err
                     label = f"loop of {pfname}"
                 rows.append((rname, name, B, t_sd, t_pin, label, err_b))
-            out(_format_row(rows[-1 - len(batches)]))
-            for row in rows[-len(batches):]:
+            for row in rows[-1 - len(batches):]:
                 out(_format_row(row))
     return rows
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .algorithms.layout import (
     ARMAT, AXIS, GRAVITY, IORG, JSCALE, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
+    WORK_EXTRA, WORK_PER_BODY,
 )
 from .errors import ModelError
 from .inertia import RigidBody, check_inertia, compound
@@ -104,6 +105,8 @@ class Model:
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError("gravity has a NaN or inf entry")
         object.__setattr__(self, "_kd", self._pack())
+        # scratch of the single-state kernels (they hold the GIL, so one buffer per model is safe)
+        object.__setattr__(self, "_ws", np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA))
         object.__setattr__(self, "_frame_index", {f: k for k, f in enumerate(self.frame_names)})
         object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
 

@@ -1,94 +1,153 @@
 """Articulated-Body Algorithm: forward dynamics ``qdd = FD(q, qd, tau, F_ext)`` in ``O(n)``
 (Featherstone's ``FDab``, in the notation of note 000 and :mod:`.rnea`).
 
-Bodies as in :mod:`.rnea`: ``X_i = [Ad_{T_{i,p(i)}}]`` maps the parent's twists to body ``i``'s
-frame and ``X_i^T`` maps body ``i``'s wrenches to the parent's frame.
+Each body's quantities are expressed in a world-aligned frame at its origin: frame ``{i}``
+sits at ``p_i`` with the axes of ``{0}`` (``T_{0,i} = (R_i, p_i)``, offset
+``r_i = p_i - p_p(i) = R_p(i) p_{p(i),i}``, computed as such). Rotations are then applied once
+per body (to ``S_i`` and ``G_i``), and a quantity moves between neighbours by the pure
+translation ``X_i = [[1, 0], [-[r_i], 1]]`` (``X_i V = (w, v + w x r_i)``), far cheaper than a
+full ``[Ad]``, while all lever arms stay body-sized (as accurate as the body-frame form; a single
+world origin would lose digits on small distal bodies).
 
 Pass 1, forward, ``i = 0 .. n-1`` (base ``V = 0``)::
 
-    V_i  = X_i V_p + S_i qd_i
-    c_i  = [ad_{V_i}] S_i qd_i                         velocity-product acceleration
-    IA_i = G_i,    pA_i = -[ad_{V_i}]^T G_i V_i - F_ext_i
+    J_i  = (R_i s_w, R_i s_v)  for  S_i = (s_w, s_v)        S_i in world axes
+    V_i  = X_i V_p + J_i qd_i
+    c_i  = [ad_{V_i}] J_i qd_i                              velocity-product acceleration
+    IA_i = Y_i = G_i in world axes,    pA_i = -[ad_{V_i}]^T Y_i V_i - F_ext_i (world axes)
 
 Pass 2, backward, ``i = n-1 .. 0``::
 
-    U_i = IA_i S_i,    D_i = S_i^T U_i + armature_i,    u_i = tau_i - S_i^T pA_i
+    U_i = IA_i J_i,    D_i = J_i^T U_i + armature_i,    u_i = tau_i - J_i^T pA_i
     Ia  = IA_i - U_i U_i^T / D_i,    pa = pA_i + Ia c_i + U_i u_i / D_i
-    IA_p(i) += X_i^T Ia X_i,         pA_p(i) += X_i^T pa
+    IA_p(i) += X_i^T Ia X_i,         pA_p(i) += X_i^T pa = (n + r_i x f, f)
 
 Pass 3, forward, ``i = 0 .. n-1`` (base acceleration ``a_0 = (0, -g)``: gravity)::
 
     a'     = X_i a_p + c_i
     qdd_i  = (u_i - U_i^T a') / D_i
-    a_i    = a' + S_i qdd_i
+    a_i    = a' + J_i qdd_i
 
+(the body-frame recursion conjugated by the rotations ``R_i``, which commute with ``ad``).
 The armature (reflected rotor inertia ``n_r^2 I_m``) enters only ``D_i``, as in Pinocchio's ``aba``.
+``F_ext_i`` is the wrench ``(n, f)`` on body ``i`` in body ``i``'s frame, as in :mod:`.rnea`.
 """
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_times, inertia10_to_matrix, matrix6_to_parent_add
+from .inertia_kernels import (
+    inertia10_apply, inertia10_to_matrix, inertia10_transform, matrix6_shift_add, pose_to_aligned,
+)
 from .joints import joint_transform, motion_subspace
-from .layout import ARMAT, GRAVITY, MASS, PARENT
+from .layout import ARMAT, GRAVITY, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
 from .rnea import NO_FEXT, all_finite
-from .spatial_kernels import bracket_add, coadjoint_bias_add, twist_to_child, wrench_to_parent
+from .spatial_kernels import wrench_to_parent
 
 
 @njit(cache=True)
-def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, S, V, c, IA, pA, U, D, u, W, h):
+def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h):
     """One state: writes ``qdd (n,)``. Returns 0, or 5 when some ``D_i <= 0`` (a singular mass
-    matrix: a joint that moves no inertia). Work arrays: ``R (n,3,3)``, ``p (n,3)``, ``S, c, pA, U
-    (n,6)``, ``V (n+1,6)`` (base last; reused for ``a`` in pass 3), ``IA (n,6,6)``, ``D, u (n,)``,
-    ``W (4,3,3)``, ``h (6,)``."""
+    matrix: a joint that moves no inertia). Work arrays: ``R (n+2,3,3)``, ``p (n+2,3)``: ``R_i``
+    and ``r_i`` (row ``n``: ``T_{p,i}`` scratch, row ``n+1 = -1``: the base), ``J (n+1,6)`` (row ``n``:
+    ``S_i`` scratch), ``V (n+1,6)`` (base last; reused for ``a`` in pass 3), ``c, pA, U (n,6)``,
+    ``IA (n,6,6)``, ``D, u (n,)``, ``Y (10,)``, ``h (6,)``."""
     n = kd.shape[0] - 1
+    for a in range(3):
+        for b in range(3):
+            R[n + 1, a, b] = 1.0 if a == b else 0.0
+        p[n + 1, a] = 0.0
     for k in range(6):
         V[n, k] = 0.0
+    R_pi = R[n]
+    p_pi = p[n]
+    S = J[n]
 
-    # Pass 1: twists, velocity-product accelerations, rigid-body inertias and bias wrenches.
+    # Pass 1: poses, twists, velocity-product accelerations, inertias and bias wrenches.
+    zero = p[n + 1]                                              # the base's position, 0
     for i in range(n):
-        par = int(kd[i, PARENT])
-        joint_transform(kd, i, q[i], R[i], p[i])
-        motion_subspace(kd, i, S[i])
-        twist_to_child(R[i], p[i], V[par], V[i])                 # V_i = X_i V_p + S_i qd_i
-        for k in range(6):
-            V[i, k] += S[i, k] * qd[i]
-            c[i, k] = 0.0
-        bracket_add(V[i], S[i], qd[i], c[i])                     # c_i = [ad_V_i] S_i qd_i
-        inertia10_to_matrix(kd[i, MASS:MASS + 10], IA[i])        # IA_i = G_i
-        inertia10_times(kd[i, MASS:MASS + 10], V[i], h)          # h = G_i V_i
-        for k in range(6):
-            pA[i, k] = -fext[i, k] if use_fext else 0.0
-        coadjoint_bias_add(V[i], h, pA[i])                       # pA_i = -ad_V^T G V - F_ext
+        par = int(kd[i, PARENT])                                 # -1: the base, row n + 1
+        joint_transform(kd, i, q[i], R_pi, p_pi)
+        motion_subspace(kd, i, S)
+        pose_to_aligned(R[par], R_pi, p_pi, R[i], p[i])          # R_i = R_p R_pi, r_i = R_p p_pi
+        Ri = R[i]
+        for a in range(3):                                       # J_i = (R_i s_w, R_i s_v)
+            J[i, a] = Ri[a, 0] * S[0] + Ri[a, 1] * S[1] + Ri[a, 2] * S[2]
+            J[i, 3 + a] = Ri[a, 0] * S[3] + Ri[a, 1] * S[4] + Ri[a, 2] * S[5]
+        r0, r1, r2 = p[i, 0], p[i, 1], p[i, 2]
+        qdi = qd[i]
+        J0, J1, J2, J3, J4, J5 = J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]
+        wp0, wp1, wp2 = V[par, 0], V[par, 1], V[par, 2]
+        w0 = wp0 + J0 * qdi                                      # V_i = X_i V_p + J_i qd_i = (w, v)
+        w1 = wp1 + J1 * qdi
+        w2 = wp2 + J2 * qdi
+        v0 = V[par, 3] + (wp1 * r2 - wp2 * r1) + J3 * qdi
+        v1 = V[par, 4] + (wp2 * r0 - wp0 * r2) + J4 * qdi
+        v2 = V[par, 5] + (wp0 * r1 - wp1 * r0) + J5 * qdi
+        V[i, 0], V[i, 1], V[i, 2], V[i, 3], V[i, 4], V[i, 5] = w0, w1, w2, v0, v1, v2
+        # c_i = [ad_V_i] J_i qd_i = qd_i (w x J_w, v x J_w + w x J_v)
+        c[i, 0] = qdi * (w1 * J2 - w2 * J1)
+        c[i, 1] = qdi * (w2 * J0 - w0 * J2)
+        c[i, 2] = qdi * (w0 * J1 - w1 * J0)
+        c[i, 3] = qdi * ((v1 * J2 - v2 * J1) + (w1 * J5 - w2 * J4))
+        c[i, 4] = qdi * ((v2 * J0 - v0 * J2) + (w2 * J3 - w0 * J5))
+        c[i, 5] = qdi * ((v0 * J1 - v1 * J0) + (w0 * J4 - w1 * J3))
+        inertia10_transform(Ri, zero, kd[i, MASS:MASS + 10], Y, False)   # Y_i: G_i rotated by R_i
+        inertia10_to_matrix(Y, IA[i])                            # IA_i = Y_i
+        hn0, hn1, hn2, hf0, hf1, hf2 = inertia10_apply(Y, V[i])  # h = Y_i V_i = (h_n, h_f)
+        # pA_i = -[ad_V_i]^T h = (w x h_n + v x h_f, w x h_f)
+        pA[i, 0] = (w1 * hn2 - w2 * hn1) + (v1 * hf2 - v2 * hf1)
+        pA[i, 1] = (w2 * hn0 - w0 * hn2) + (v2 * hf0 - v0 * hf2)
+        pA[i, 2] = (w0 * hn1 - w1 * hn0) + (v0 * hf1 - v1 * hf0)
+        pA[i, 3] = w1 * hf2 - w2 * hf1
+        pA[i, 4] = w2 * hf0 - w0 * hf2
+        pA[i, 5] = w0 * hf1 - w1 * hf0
+        if use_fext:                                             # ... - F_ext_i in world axes
+            for k in range(6):
+                h[k] = 0.0
+            wrench_to_parent(Ri, zero, fext[i], h)
+            for k in range(6):
+                pA[i, k] -= h[k]
 
     # Pass 2: articulated inertias and bias wrenches, tips to base.
     for i in range(n - 1, -1, -1):
-        d = kd[i, ARMAT]
-        uu = tau[i]
-        for k in range(6):
-            s = 0.0
-            for l in range(6):
-                s += IA[i, k, l] * S[i, l]
-            U[i, k] = s                                          # U_i = IA_i S_i
-            d += S[i, k] * s                                     # D_i = S^T U + armature
-            uu -= S[i, k] * pA[i, k]                             # u_i = tau_i - S^T pA_i
-        if not d > 0.0:
+        J0, J1, J2, J3, J4, J5 = J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]
+        for k in range(6):                                       # U_i = IA_i J_i
+            U[i, k] = (IA[i, k, 0] * J0 + IA[i, k, 1] * J1 + IA[i, k, 2] * J2
+                       + IA[i, k, 3] * J3 + IA[i, k, 4] * J4 + IA[i, k, 5] * J5)
+        d = kd[i, ARMAT] + (J0 * U[i, 0] + J1 * U[i, 1] + J2 * U[i, 2]
+                            + J3 * U[i, 3] + J4 * U[i, 4] + J5 * U[i, 5])
+        uu = tau[i] - (J0 * pA[i, 0] + J1 * pA[i, 1] + J2 * pA[i, 2]
+                       + J3 * pA[i, 3] + J4 * pA[i, 4] + J5 * pA[i, 5])
+        if not d > 0.0:                                          # D_i = J^T U + armature
             return 5
         D[i] = d
-        u[i] = uu
+        u[i] = uu                                                # u_i = tau_i - J^T pA_i
         par = int(kd[i, PARENT])
         if par >= 0:
             inv_d = 1.0 / d
-            for k in range(6):                                   # Ia = IA - U U^T / D (in place)
-                Uk = U[i, k] * inv_d
-                for l in range(6):
-                    IA[i, k, l] -= Uk * U[i, l]
-            for k in range(6):                                   # pa = pA + Ia c + U u / D
-                s = pA[i, k] + U[i, k] * uu * inv_d
-                for l in range(6):
-                    s += IA[i, k, l] * c[i, l]
+            ud = uu * inv_d
+            for k in range(6):                                   # pa = pA + U u / D + Ia c
+                h[k] = pA[i, k] + U[i, k] * ud
+            for k in range(6):                                   # Ia = IA - U U^T / D in place
+                Uk = U[i, k] * inv_d                             # (upper triangle: Ia symmetric)
+                ck = c[i, k]
+                ia = IA[i, k, k] - Uk * U[i, k]
+                IA[i, k, k] = ia
+                s = h[k] + ia * ck
+                for l in range(k + 1, 6):
+                    ia = IA[i, k, l] - Uk * U[i, l]
+                    IA[i, k, l] = ia
+                    s += ia * c[i, l]
+                    h[l] += ia * ck
                 h[k] = s
-            matrix6_to_parent_add(R[i], p[i], IA[i], IA[par], W)  # IA_p += X^T Ia X
-            wrench_to_parent(R[i], p[i], h, pA[par])              # pA_p += X^T pa
+            r0, r1, r2 = p[i, 0], p[i, 1], p[i, 2]
+            matrix6_shift_add(r0, r1, r2, IA[i], IA[par])        # IA_p += X^T Ia X
+            pA[par, 0] += h[0] + (r1 * h[5] - r2 * h[4])         # pA_p += (n + r x f, f)
+            pA[par, 1] += h[1] + (r2 * h[3] - r0 * h[5])
+            pA[par, 2] += h[2] + (r0 * h[4] - r1 * h[3])
+            pA[par, 3] += h[3]
+            pA[par, 4] += h[4]
+            pA[par, 5] += h[5]
 
     # Pass 3: accelerations, base to tips; V is reused for a_i (row n: a_0 = (0, -g)).
     for k in range(3):
@@ -96,32 +155,34 @@ def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, S, V, c, IA, pA, U, D, 
         V[n, 3 + k] = -kd[n, GRAVITY + k]
     for i in range(n):
         par = int(kd[i, PARENT])
-        twist_to_child(R[i], p[i], V[par], h)                    # a' = X_i a_p + c_i
+        r0, r1, r2 = p[i, 0], p[i, 1], p[i, 2]
+        ap0, ap1, ap2 = V[par, 0], V[par, 1], V[par, 2]
+        h[0] = ap0 + c[i, 0]                                     # a' = X_i a_p + c_i
+        h[1] = ap1 + c[i, 1]
+        h[2] = ap2 + c[i, 2]
+        h[3] = V[par, 3] + (ap1 * r2 - ap2 * r1) + c[i, 3]
+        h[4] = V[par, 4] + (ap2 * r0 - ap0 * r2) + c[i, 4]
+        h[5] = V[par, 5] + (ap0 * r1 - ap1 * r0) + c[i, 5]
         s = u[i]
         for k in range(6):
-            h[k] += c[i, k]
             s -= U[i, k] * h[k]
-        qdd[i] = s / D[i]                                        # qdd_i = (u_i - U^T a') / D_i
+        qddi = s / D[i]                                          # qdd_i = (u_i - U^T a') / D_i
+        qdd[i] = qddi
         for k in range(6):
-            V[i, k] = h[k] + S[i, k] * qdd[i]                    # a_i = a' + S_i qdd_i
+            V[i, k] = h[k] + J[i, k] * qddi                      # a_i = a' + J_i qdd_i
     return 0
 
 
 @njit(cache=True)
-def _work(n):
-    """Work arrays for one state, carved out of one allocation."""
-    sizes = (9 * n, 3 * n, 6 * n, 6 * (n + 1), 6 * n, 36 * n, 6 * n, 6 * n, n, n, 36, 6)
-    total = 0
-    for s in sizes:
-        total += s
-    w = np.empty(total)
+def _carve(w, n):
+    """Carve the work arrays of one state out of the buffer ``w``."""
     o = 0
-    R = w[o: o + 9 * n].reshape((n, 3, 3))
-    o += 9 * n
-    p = w[o: o + 3 * n].reshape((n, 3))
-    o += 3 * n
-    S = w[o: o + 6 * n].reshape((n, 6))
-    o += 6 * n
+    R = w[o: o + 9 * (n + 2)].reshape((n + 2, 3, 3))
+    o += 9 * (n + 2)
+    p = w[o: o + 3 * (n + 2)].reshape((n + 2, 3))
+    o += 3 * (n + 2)
+    J = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
+    o += 6 * (n + 1)
     V = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
     o += 6 * (n + 1)
     c = w[o: o + 6 * n].reshape((n, 6))
@@ -136,22 +197,31 @@ def _work(n):
     o += n
     u = w[o: o + n]
     o += n
-    W = w[o: o + 36].reshape((4, 3, 3))
-    o += 36
+    Y = w[o: o + 10]
+    o += 10
     h = w[o: o + 6]
-    return R, p, S, V, c, IA, pA, U, D, u, W, h
+    return R, p, J, V, c, IA, pA, U, D, u, Y, h
 
 
 @njit(cache=True)
-def aba(kd, q, qd, tau, qdd):
+def _work(n):
+    """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
+    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
+
+
+@njit(cache=True)
+def aba(kd, ws, q, qd, tau, qdd):
     """One state without external wrenches. Returns 0; 1/2/3 when q/qd/tau holds a NaN or inf
     (``qdd`` untouched); 5 for a singular mass matrix."""
-    return aba_fext(kd, q, qd, tau, NO_FEXT, qdd, False)
+    return aba_fext(kd, ws, q, qd, tau, NO_FEXT, qdd, False)
 
 
 @njit(cache=True)
-def aba_fext(kd, q, qd, tau, fext, qdd, use_fext=True):
+def aba_fext(kd, ws, q, qd, tau, fext, qdd, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`aba`, or 4 for a bad fext."""
+    n = kd.shape[0] - 1
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or (use_fext and fext.shape[0] != n):
+        return 9  # lengths are checked by the Python entry; this guards the direct fast path
     if not all_finite(q):
         return 1
     if not all_finite(qd):
@@ -160,8 +230,8 @@ def aba_fext(kd, q, qd, tau, fext, qdd, use_fext=True):
         return 3
     if use_fext and not all_finite(fext):
         return 4
-    R, p, S, V, c, IA, pA, U, D, u, W, h = _work(kd.shape[0] - 1)
-    return aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, S, V, c, IA, pA, U, D, u, W, h)
+    R, p, J, V, c, IA, pA, U, D, u, Y, h = _carve(ws, kd.shape[0] - 1)
+    return aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h)
 
 
 @njit(cache=True, parallel=True)
@@ -171,7 +241,7 @@ def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
     B = q.shape[0]
     n = kd.shape[0] - 1
     for ch in prange(chunks):
-        R, p, S, V, c, IA, pA, U, D, u, W, h = _work(n)
+        R, p, J, V, c, IA, pA, U, D, u, Y, h = _work(n)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
             fk = fext[k] if use_fext else fext[0]
             if not all_finite(q[k]):
@@ -184,4 +254,4 @@ def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
                 status[k] = 4
             else:
                 status[k] = aba_state(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k],
-                                      R, p, S, V, c, IA, pA, U, D, u, W, h)
+                                      R, p, J, V, c, IA, pA, U, D, u, Y, h)

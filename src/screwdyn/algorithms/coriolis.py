@@ -27,156 +27,131 @@ With composites ``Yc_i = sum_{b in subtree(i)} Y_b`` and ``Bc_i`` likewise (plai
     C_lj   = (Yc_l J_l)^T dJ_j + (Bc_l^T J_l)^T J_j
 
 and ``C_jl = 0`` for joints on different branches. Armature is constant and does not enter ``C``.
+
+``B_i`` is sparse. With ``Y_i = (m, c, I)`` in {0} (``c = m`` times the centre of mass, ``I`` about
+the origin), ``V_i = (w, v)`` and ``h_i = (n, f) = (I w + c x v, m v - c x w)``, the blocks of
+``K = Y_i [ad_{V_i}]`` are ``K = [[Q, [c][w]], [m [v] - [c][w], m [w]]]`` with ``Q = I [w] + [c][v]``,
+so ``-(K + K^T)/2 = [[-(Q + Q^T)/2, (m [v] - [c x w])/2], [.., 0]]`` and, since ``f = m v - c x w``::
+
+    B_i = [[B11_i, 0], [-[f_i], 0]],     B11_i = -(Q + Q^T)/2 - [n_i]/2,   [c][v] = v c^T - (c.v) 1
+
+``Bc_l`` is held as ``(B11c_l, fc_l)``: 12 numbers, ``Bc_l J = (B11c J_w, J_w x fc)`` and
+``Bc_l^T J = (B11c^T J_w + fc x J_v, 0)``.
 """
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_times, inertia10_transform
+from .inertia_kernels import (  # noqa: F401 (pose_to_world, twist_to_world re-exported)
+    inertia10_apply, inertia10_times, inertia10_transform, pose_to_world, twist_to_world,
+)
 from .joints import joint_transform, motion_subspace
-from .layout import MASS, PARENT
+from .layout import MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
 from .rnea import all_finite
 from .spatial_kernels import bracket_add
 
 
-@njit(cache=True, inline="always")
-def pose_to_world(Rw, pw, R, p, Rwi, pwi):
-    """``T_{0,i} = T_{0,p} T_{p,i}``: ``R_0i = R_0p R``, ``p_0i = R_0p p + p_0p``."""
-    for a in range(3):
-        for b in range(3):
-            Rwi[a, b] = Rw[a, 0] * R[0, b] + Rw[a, 1] * R[1, b] + Rw[a, 2] * R[2, b]
-        pwi[a] = Rw[a, 0] * p[0] + Rw[a, 1] * p[1] + Rw[a, 2] * p[2] + pw[a]
-
-
-@njit(cache=True, inline="always")
-def twist_to_world(R, p, S, out):
-    """``out = [Ad_T] S = (R w, R v + p x R w)`` for ``T = (R, p)``."""
-    for a in range(3):
-        out[a] = R[a, 0] * S[0] + R[a, 1] * S[1] + R[a, 2] * S[2]
-        out[3 + a] = R[a, 0] * S[3] + R[a, 1] * S[4] + R[a, 2] * S[5]
-    out[3] += p[1] * out[2] - p[2] * out[1]
-    out[4] += p[2] * out[0] - p[0] * out[2]
-    out[5] += p[0] * out[1] - p[1] * out[0]
-
-
-@njit(cache=True, inline="always")
-def cross_unit(a0, a1, a2, e, out, o):
-    """``out[o:o+3] = a x e_e`` for the unit vector ``e_e``."""
-    if e == 0:
-        out[o + 1] = a2
-        out[o + 2] = -a1
-    elif e == 1:
-        out[o] = -a2
-        out[o + 2] = a0
-    else:
-        out[o] = a1
-        out[o + 1] = -a0
-
-
 @njit(cache=True)
-def coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, col, K, h):
-    """One state: writes ``C (n, n)``. Work arrays: ``R (n,3,3)``, ``p (n,3)``, ``S (n,6)``,
-    ``Rw (n+1,3,3)``, ``pw (n+1,3)`` (world poses, base last), ``J, dJ (n,6)``, ``V (n+1,6)``,
-    ``Yc (n,10)``, ``Bc (n,6,6)``, ``col (6,)``, ``K (6,6)``, ``h (6,)``."""
+def coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h):
+    """One state: writes ``C (n, n)``. Work arrays: ``R (3,3)``, ``p (3,)``, ``S (6,)`` (``T_{p,i}``,
+    ``S_i`` scratch), ``Rw (n+1,3,3)``, ``pw (n+1,3)`` (world poses, base last), ``J, dJ (n,6)``,
+    ``V (n+1,6)``, ``Yc (n,10)``, ``Bc (n,12)`` (``B11`` row-major, then ``f``), ``P (n,)`` int64
+    parents (for the ancestor walks), ``h (6,)``."""
     n = kd.shape[0] - 1
-    for a in range(3):
+    for r in range(3):
         for b in range(3):
-            Rw[n, a, b] = 1.0 if a == b else 0.0
-        pw[n, a] = 0.0
+            Rw[n, r, b] = 1.0 if r == b else 0.0
+        pw[n, r] = 0.0
     for k in range(6):
         V[n, k] = 0.0
 
     # Pass 1: world poses, Jacobian columns and their rates, world inertias and B_i.
     for i in range(n):
         par = int(kd[i, PARENT])
-        joint_transform(kd, i, q[i], R[i], p[i])
-        motion_subspace(kd, i, S[i])
-        pose_to_world(Rw[par], pw[par], R[i], p[i], Rw[i], pw[i])
-        twist_to_world(Rw[i], pw[i], S[i], J[i])                 # J_i = Ad_{T_0i} S_i
+        P[i] = par
+        joint_transform(kd, i, q[i], R, p)
+        motion_subspace(kd, i, S)
+        pose_to_world(Rw[par], pw[par], R, p, Rw[i], pw[i])
+        twist_to_world(Rw[i], pw[i], S, J[i])                    # J_i = Ad_{T_0i} S_i
         for k in range(6):
             V[i, k] = V[par, k] + J[i, k] * qd[i]                # V_i = V_p + J_i qd_i
             dJ[i, k] = 0.0
         bracket_add(V[i], J[i], 1.0, dJ[i])                      # dJ_i = [ad_V_i] J_i
         inertia10_transform(Rw[i], pw[i], kd[i, MASS:MASS + 10], Yc[i], False)  # Y_i in {0}
-        inertia10_times(Yc[i], V[i], h)                          # h_i = Y_i V_i
-        # K = Y_i [ad_V_i], column by column: K e_c = Y_i ([ad_V_i] e_c), with
-        # [ad_V] e_c = (w x e_c, v x e_c) for c < 3 and (0, w x e_{c-3}) for c >= 3.
-        for cc in range(6):
-            for k in range(6):
-                col[k] = 0.0
-            e = cc % 3
-            if cc < 3:
-                cross_unit(V[i, 0], V[i, 1], V[i, 2], e, col, 0)
-                cross_unit(V[i, 3], V[i, 4], V[i, 5], e, col, 3)
-            else:
-                cross_unit(V[i, 0], V[i, 1], V[i, 2], e, col, 3)
-            inertia10_times(Yc[i], col, K[:, cc])
-        # B_i = -(K + K^T)/2 - Lambda(h)/2
-        for a in range(6):
-            for b in range(6):
-                Bc[i, a, b] = -0.5 * (K[a, b] + K[b, a])
-        hn0, hn1, hn2, hf0, hf1, hf2 = 0.5 * h[0], 0.5 * h[1], 0.5 * h[2], 0.5 * h[3], 0.5 * h[4], 0.5 * h[5]
-        for blk in range(3):
-            r0 = 0 if blk < 2 else 3
-            c0 = 0 if blk == 0 else (3 if blk == 1 else 0)
-            x0, x1, x2 = (hn0, hn1, hn2) if blk == 0 else (hf0, hf1, hf2)
-            # subtract [x] from block (r0, c0)
-            Bc[i, r0, c0 + 1] += x2
-            Bc[i, r0, c0 + 2] -= x1
-            Bc[i, r0 + 1, c0] -= x2
-            Bc[i, r0 + 1, c0 + 2] += x0
-            Bc[i, r0 + 2, c0] += x1
-            Bc[i, r0 + 2, c0 + 1] -= x0
+        inertia10_times(Yc[i], V[i], h)                          # h_i = Y_i V_i = (n, f)
+        # B11_i = -(Q + Q^T)/2 - [n]/2,  Q = I [w] + v c^T - (c.v) 1  (columns I (w x e_b))
+        c0, c1, c2 = Yc[i, 1], Yc[i, 2], Yc[i, 3]
+        ixx, ixy, ixz, iyy, iyz, izz = Yc[i, 4], Yc[i, 5], Yc[i, 6], Yc[i, 7], Yc[i, 8], Yc[i, 9]
+        w0, w1, w2, v0, v1, v2 = V[i, 0], V[i, 1], V[i, 2], V[i, 3], V[i, 4], V[i, 5]
+        cv = c0 * v0 + c1 * v1 + c2 * v2
+        Q00 = ixy * w2 - ixz * w1 + v0 * c0 - cv
+        Q01 = ixz * w0 - ixx * w2 + v0 * c1
+        Q02 = ixx * w1 - ixy * w0 + v0 * c2
+        Q10 = iyy * w2 - iyz * w1 + v1 * c0
+        Q11 = iyz * w0 - ixy * w2 + v1 * c1 - cv
+        Q12 = ixy * w1 - iyy * w0 + v1 * c2
+        Q20 = iyz * w2 - izz * w1 + v2 * c0
+        Q21 = izz * w0 - ixz * w2 + v2 * c1
+        Q22 = ixz * w1 - iyz * w0 + v2 * c2 - cv
+        n0, n1, n2 = h[0], h[1], h[2]
+        Bc[i, 0] = -Q00
+        Bc[i, 1] = -0.5 * (Q01 + Q10) + 0.5 * n2
+        Bc[i, 2] = -0.5 * (Q02 + Q20) - 0.5 * n1
+        Bc[i, 3] = -0.5 * (Q10 + Q01) - 0.5 * n2
+        Bc[i, 4] = -Q11
+        Bc[i, 5] = -0.5 * (Q12 + Q21) + 0.5 * n0
+        Bc[i, 6] = -0.5 * (Q20 + Q02) + 0.5 * n1
+        Bc[i, 7] = -0.5 * (Q21 + Q12) - 0.5 * n0
+        Bc[i, 8] = -Q22
+        Bc[i, 9] = h[3]                                          # f_i: B21_i = -[f_i]
+        Bc[i, 10] = h[4]
+        Bc[i, 11] = h[5]
         for j in range(n):
             C[i, j] = 0.0
 
     # Pass 2: composites, tips to base, and the rows/columns of C.
     for l in range(n - 1, -1, -1):
-        inertia10_times(Yc[l], dJ[l], h)                         # dF_l = Yc_l dJ_l + Bc_l J_l
-        for a in range(6):
-            s = h[a]
-            for b in range(6):
-                s += Bc[l, a, b] * J[l, b]
-            col[a] = s
-        s = 0.0
-        for a in range(6):
-            s += J[l, a] * col[a]
-        C[l, l] = s
-        inertia10_times(Yc[l], J[l], h)                          # a_l = Yc_l J_l
-        for b in range(6):                                       # K[0] = Bc_l^T J_l
-            s = 0.0
-            for a in range(6):
-                s += Bc[l, a, b] * J[l, a]
-            K[0, b] = s
-        j = int(kd[l, PARENT])
+        Jw0, Jw1, Jw2, Jv0, Jv1, Jv2 = J[l, 0], J[l, 1], J[l, 2], J[l, 3], J[l, 4], J[l, 5]
+        B00, B01, B02 = Bc[l, 0], Bc[l, 1], Bc[l, 2]
+        B10, B11, B12 = Bc[l, 3], Bc[l, 4], Bc[l, 5]
+        B20, B21, B22 = Bc[l, 6], Bc[l, 7], Bc[l, 8]
+        f0, f1, f2 = Bc[l, 9], Bc[l, 10], Bc[l, 11]
+        F0, F1, F2, F3, F4, F5 = inertia10_apply(Yc[l], dJ[l])  # dF_l = Yc_l dJ_l + Bc_l J_l
+        F0 += B00 * Jw0 + B01 * Jw1 + B02 * Jw2
+        F1 += B10 * Jw0 + B11 * Jw1 + B12 * Jw2
+        F2 += B20 * Jw0 + B21 * Jw1 + B22 * Jw2
+        F3 += Jw1 * f2 - Jw2 * f1
+        F4 += Jw2 * f0 - Jw0 * f2
+        F5 += Jw0 * f1 - Jw1 * f0
+        C[l, l] = Jw0 * F0 + Jw1 * F1 + Jw2 * F2 + Jv0 * F3 + Jv1 * F4 + Jv2 * F5
+        a0, a1, a2, a3, a4, a5 = inertia10_apply(Yc[l], J[l])    # a_l = Yc_l J_l
+        g0 = B00 * Jw0 + B10 * Jw1 + B20 * Jw2 + (f1 * Jv2 - f2 * Jv1)   # g = Bc_l^T J_l = (g, 0)
+        g1 = B01 * Jw0 + B11 * Jw1 + B21 * Jw2 + (f2 * Jv0 - f0 * Jv2)
+        g2 = B02 * Jw0 + B12 * Jw1 + B22 * Jw2 + (f0 * Jv1 - f1 * Jv0)
+        par = P[l]
+        j = par
         while j >= 0:
-            s1 = 0.0
-            s2 = 0.0
-            for a in range(6):
-                s1 += J[j, a] * col[a]
-                s2 += h[a] * dJ[j, a] + K[0, a] * J[j, a]
-            C[j, l] = s1
-            C[l, j] = s2
-            j = int(kd[j, PARENT])
-        par = int(kd[l, PARENT])
+            C[j, l] = (J[j, 0] * F0 + J[j, 1] * F1 + J[j, 2] * F2     # C_jl = J_j^T dF_l
+                       + J[j, 3] * F3 + J[j, 4] * F4 + J[j, 5] * F5)
+            C[l, j] = (a0 * dJ[j, 0] + a1 * dJ[j, 1] + a2 * dJ[j, 2]  # C_lj = a^T dJ_j + g^T J_j
+                       + a3 * dJ[j, 3] + a4 * dJ[j, 4] + a5 * dJ[j, 5]
+                       + (g0 * J[j, 0] + g1 * J[j, 1] + g2 * J[j, 2]))
+            j = P[j]
         if par >= 0:
-            for a in range(10):
-                Yc[par, a] += Yc[l, a]
-            for a in range(6):
-                for b in range(6):
-                    Bc[par, a, b] += Bc[l, a, b]
+            for k in range(10):
+                Yc[par, k] += Yc[l, k]
+            for k in range(12):
+                Bc[par, k] += Bc[l, k]
 
 
 @njit(cache=True)
-def _work(n):
-    sizes = 9 * n + 3 * n + 6 * n + 9 * (n + 1) + 3 * (n + 1) + 12 * n + 6 * (n + 1) + 10 * n + 36 * n + 48
-    w = np.empty(sizes)
+def _carve(w, n):
     o = 0
-    R = w[o: o + 9 * n].reshape((n, 3, 3))
-    o += 9 * n
-    p = w[o: o + 3 * n].reshape((n, 3))
-    o += 3 * n
-    S = w[o: o + 6 * n].reshape((n, 6))
-    o += 6 * n
+    R = w[o: o + 9].reshape((3, 3))
+    o += 9
+    p = w[o: o + 3]
+    o += 3
+    S = w[o: o + 6]
+    o += 6
     Rw = w[o: o + 9 * (n + 1)].reshape((n + 1, 3, 3))
     o += 9 * (n + 1)
     pw = w[o: o + 3 * (n + 1)].reshape((n + 1, 3))
@@ -189,23 +164,32 @@ def _work(n):
     o += 6 * (n + 1)
     Yc = w[o: o + 10 * n].reshape((n, 10))
     o += 10 * n
-    Bc = w[o: o + 36 * n].reshape((n, 6, 6))
-    o += 36 * n
-    col = w[o: o + 6]
-    K = w[o + 6: o + 42].reshape((6, 6))
-    h = w[o + 42: o + 48]
-    return R, p, S, Rw, pw, J, dJ, V, Yc, Bc, col, K, h
+    Bc = w[o: o + 12 * n].reshape((n, 12))
+    o += 12 * n
+    P = w[o: o + n].view(np.int64)
+    o += n
+    h = w[o: o + 6]
+    return R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h
 
 
 @njit(cache=True)
-def coriolis(kd, q, qd, C):
+def _work(n):
+    """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
+    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
+
+
+@njit(cache=True)
+def coriolis(kd, ws, q, qd, C):
     """One state: ``C (n, n)``. Returns 0, or 1/2 when q/qd holds a NaN or inf (``C`` untouched)."""
+    n = kd.shape[0] - 1
+    if q.shape[0] != n or qd.shape[0] != n or C.shape[0] != n or C.shape[1] != n:
+        return 9  # lengths are checked by the Python entry; this guards the direct fast path
     if not all_finite(q):
         return 1
     if not all_finite(qd):
         return 2
-    R, p, S, Rw, pw, J, dJ, V, Yc, Bc, col, K, h = _work(kd.shape[0] - 1)
-    coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, col, K, h)
+    R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h = _carve(ws, kd.shape[0] - 1)
+    coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)
     return 0
 
 
@@ -215,7 +199,7 @@ def coriolis_batch(kd, q, qd, C, status, chunks):
     B = q.shape[0]
     n = kd.shape[0] - 1
     for ch in prange(chunks):
-        R, p, S, Rw, pw, J, dJ, V, Yc, Bc, col, K, h = _work(n)
+        R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h = _work(n)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
             if not all_finite(q[k]):
                 status[k] = 1
@@ -223,4 +207,4 @@ def coriolis_batch(kd, q, qd, C, status, chunks):
                 status[k] = 2
             else:
                 status[k] = 0
-                coriolis_state(kd, q[k], qd[k], C[k], R, p, S, Rw, pw, J, dJ, V, Yc, Bc, col, K, h)
+                coriolis_state(kd, q[k], qd[k], C[k], R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)

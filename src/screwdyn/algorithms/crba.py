@@ -1,17 +1,24 @@
 """Composite Rigid Body Algorithm: the joint-space mass matrix ``M(q)`` (Featherstone's ``HandC``).
 
-Bodies as in :mod:`.rnea`: body ``i``'s frame on its joint axis, ``S_i`` its screw axis there,
-``X_i = [Ad_{T_{i,p(i)}}]`` the motion transform parent -> ``i``.
+Each body's quantities are expressed in a world-aligned frame at its origin, as in :mod:`.aba`:
+frame ``{i}`` sits at ``p_i`` with the axes of ``{0}`` (``T_{0,i} = (R_i, p_i)``, offset
+``r_i = p_i - p_p(i) = R_p(i) p_{p(i),i}``), so rotations are applied once per body and a wrench
+moves to the parent by the pure translation ``X_i^T F = (n + r_i x f, f)`` (6 multiplications
+instead of a full ``[Ad]^T``), while lever arms stay body-sized (entries of ``M`` as accurate as
+in body frames; a single world origin would lose digits on small distal bodies).
 
-Pass 1, forward, ``i = 0 .. n-1``: ``T_{p,i}(q_i)``, ``S_i``, and ``Ic_i = G_i``.
+Pass 1, forward, ``i = 0 .. n-1``::
+
+    J_i   = (R_i s_w, R_i s_v)  for  S_i = (s_w, s_v)      S_i in world axes
+    Ic_i  = G_i in world axes
 
 Pass 2, backward, ``i = n-1 .. 0`` (``Ic_i`` is then the composite inertia of the subtree of
 ``i``: all its descendants have larger indices)::
 
-    F        = Ic_i S_i                         wrench that accelerates the subtree at qdd_i = 1
-    M_ii     = S_i^T F + armature_i             reflected rotor inertia on the diagonal (note 004)
-    j = i;  while p(j) >= 0:  F = X_j^T F;  j = p(j);  M_ij = M_ji = S_j^T F
-    Ic_p(i) += X_i^T Ic_i X_i
+    F        = Ic_i J_i                         wrench that accelerates the subtree at qdd_i = 1
+    M_ii     = J_i^T F + armature_i             reflected rotor inertia on the diagonal (note 004)
+    j = i;  while p(j) >= 0:  F = X_j^T F;  j = p(j);  M_ij = M_ji = J_j^T F
+    Ic_p(i) += X_i^T Ic_i X_i                   a translation of a 10-parameter inertia
 
 Entries of two joints on different branches stay zero. ``M`` is written whole (both triangles,
 exactly symmetric). Cost ``O(n d)`` with ``d`` the depth of the tree.
@@ -19,69 +26,93 @@ exactly symmetric). Cost ``O(n d)`` with ``d`` the depth of the tree.
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_times, inertia10_transform
+from .inertia_kernels import inertia10_apply, inertia10_shift_add, inertia10_transform, pose_to_aligned
 from .joints import joint_transform, motion_subspace
-from .layout import ARMAT, MASS, PARENT
+from .layout import ARMAT, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
 from .rnea import all_finite
-from .spatial_kernels import wrench_to_parent
 
 
 @njit(cache=True)
-def crba_state(kd, q, M, R, p, S, Ic, F):
-    """One state: writes ``M (n, n)``. Work: ``R (n,3,3)``, ``p (n,3)``, ``S (n,6)``,
-    ``Ic (n, 10)`` composite inertias, ``F (2, 6)``."""
+def crba_state(kd, q, M, R, p, J, Ic, P):
+    """One state: writes ``M (n, n)``. Work: ``R (n+2,3,3)``, ``p (n+2,3)``: ``R_i`` and ``r_i``
+    (row ``n``: ``T_{p,i}`` scratch, row ``n+1 = -1``: the base), ``J (n+1, 6)`` (row ``n``:
+    ``S_i`` scratch), ``Ic (n, 10)`` composite inertias, ``P (n,)`` int64: the parents ``p(i)``
+    as integers (the ancestor walks read them)."""
     n = kd.shape[0] - 1
-    # Pass 1: joint transforms, screw axes, Ic_i = G_i.
+    for a in range(3):
+        for b in range(3):
+            R[n + 1, a, b] = 1.0 if a == b else 0.0
+        p[n + 1, a] = 0.0
+    R_pi = R[n]
+    p_pi = p[n]
+    S = J[n]
+    zero = p[n + 1]                                              # the base's position, 0
+    # Pass 1: poses, joint axes J_i and inertias Ic_i = G_i in world axes.
     for i in range(n):
-        joint_transform(kd, i, q[i], R[i], p[i])
-        motion_subspace(kd, i, S[i])
-        for c in range(10):
-            Ic[i, c] = kd[i, MASS + c]
+        par = int(kd[i, PARENT])                                 # -1: the base, row n + 1
+        P[i] = par
+        joint_transform(kd, i, q[i], R_pi, p_pi)
+        motion_subspace(kd, i, S)
+        pose_to_aligned(R[par], R_pi, p_pi, R[i], p[i])          # R_i = R_p R_pi, r_i = R_p p_pi
+        for a in range(3):                                       # J_i = (R_i s_w, R_i s_v)
+            J[i, a] = R[i, a, 0] * S[0] + R[i, a, 1] * S[1] + R[i, a, 2] * S[2]
+            J[i, 3 + a] = R[i, a, 0] * S[3] + R[i, a, 1] * S[4] + R[i, a, 2] * S[5]
+        inertia10_transform(R[i], zero, kd[i, MASS:MASS + 10], Ic[i], False)   # G_i rotated by R_i
         for j in range(n):
             M[i, j] = 0.0
-    # Pass 2: composite inertias, tips to base, and the columns of M.
+    # Pass 2: composite inertias, tips to base, and the rows of M.
     for i in range(n - 1, -1, -1):
-        inertia10_times(Ic[i], S[i], F[0])                      # F = Ic_i S_i
-        t = 0.0
-        for c in range(6):
-            t += S[i, c] * F[0, c]
-        M[i, i] = t + kd[i, ARMAT]
+        F0, F1, F2, F3, F4, F5 = inertia10_apply(Ic[i], J[i])    # F = Ic_i J_i
+        M[i, i] = (J[i, 0] * F0 + J[i, 1] * F1 + J[i, 2] * F2
+                   + J[i, 3] * F3 + J[i, 4] * F4 + J[i, 5] * F5) + kd[i, ARMAT]
         j = i
-        a = 0
-        while int(kd[j, PARENT]) >= 0:
-            for c in range(6):
-                F[1 - a, c] = 0.0
-            wrench_to_parent(R[j], p[j], F[a], F[1 - a])        # F = X_j^T F
-            a = 1 - a
-            j = int(kd[j, PARENT])
-            t = 0.0
-            for c in range(6):
-                t += S[j, c] * F[a, c]
+        par = P[j]
+        while par >= 0:
+            r0, r1, r2 = p[j, 0], p[j, 1], p[j, 2]               # F = X_j^T F = (n + r x f, f)
+            F0 += r1 * F5 - r2 * F4
+            F1 += r2 * F3 - r0 * F5
+            F2 += r0 * F4 - r1 * F3
+            j = par
+            par = P[j]
+            t = (J[j, 0] * F0 + J[j, 1] * F1 + J[j, 2] * F2        # M_ij = M_ji = J_j^T F
+                 + J[j, 3] * F3 + J[j, 4] * F4 + J[j, 5] * F5)
             M[i, j] = t
             M[j, i] = t
-        par = int(kd[i, PARENT])
-        if par >= 0:
-            inertia10_transform(R[i], p[i], Ic[i], Ic[par], True)  # Ic_p += X^T Ic_i X
+        par = P[i]
+        if par >= 0:                                             # Ic_p += X_i^T Ic_i X_i
+            inertia10_shift_add(p[i, 0], p[i, 1], p[i, 2], Ic[i], Ic[par])
+
+
+@njit(cache=True)
+def _carve(w, n):
+    R = w[: 9 * (n + 2)].reshape((n + 2, 3, 3))
+    o = 9 * (n + 2)
+    p = w[o: o + 3 * (n + 2)].reshape((n + 2, 3))
+    o += 3 * (n + 2)
+    J = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
+    o += 6 * (n + 1)
+    Ic = w[o: o + 10 * n].reshape((n, 10))
+    o += 10 * n
+    P = w[o: o + n].view(np.int64)
+    return R, p, J, Ic, P
 
 
 @njit(cache=True)
 def _work(n):
-    w = np.empty(9 * n + 3 * n + 6 * n + 10 * n + 12)
-    R = w[: 9 * n].reshape((n, 3, 3))
-    p = w[9 * n: 12 * n].reshape((n, 3))
-    S = w[12 * n: 18 * n].reshape((n, 6))
-    Ic = w[18 * n: 28 * n].reshape((n, 10))
-    F = w[28 * n:].reshape((2, 6))
-    return R, p, S, Ic, F
+    """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
+    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
 
 
 @njit(cache=True)
-def crba(kd, q, M):
+def crba(kd, ws, q, M):
     """One state: ``M (n, n)``. Returns 0, or 1 when ``q`` holds a NaN or inf (``M`` untouched)."""
+    n = kd.shape[0] - 1
+    if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n:
+        return 9  # lengths are checked by the Python entry; this guards the direct fast path
     if not all_finite(q):
         return 1
-    R, p, S, Ic, F = _work(kd.shape[0] - 1)
-    crba_state(kd, q, M, R, p, S, Ic, F)
+    R, p, J, Ic, P = _carve(ws, kd.shape[0] - 1)
+    crba_state(kd, q, M, R, p, J, Ic, P)
     return 0
 
 
@@ -91,10 +122,10 @@ def crba_batch(kd, q, M, status, chunks):
     B = q.shape[0]
     n = kd.shape[0] - 1
     for c in prange(chunks):
-        R, p, S, Ic, F = _work(n)
+        R, p, J, Ic, P = _work(n)
         for k in range(c * B // chunks, (c + 1) * B // chunks):
             if not all_finite(q[k]):
                 status[k] = 1
             else:
                 status[k] = 0
-                crba_state(kd, q[k], M[k], R, p, S, Ic, F)
+                crba_state(kd, q[k], M[k], R, p, J, Ic, P)

@@ -16,10 +16,20 @@ parent -> child is ``X = [Ad_{T_{i,p}}] = [[R^T, 0], [-R^T [p], R^T]]`` and an i
 to the parent as ``X^T G X`` (a congruence, so symmetry and 10-parameter form are kept):
 
 * :func:`inertia10_times`          ``out = G V``
+* :func:`inertia10_apply`          ``G V`` returned as six numbers (no output array)
 * :func:`inertia10_transform`      ``I10' = X^T I10 X`` written (``add``) or added, with ``(R, p)``
   the pose of the inertia's frame in the target frame (composite inertias, world inertias)
+* :func:`inertia10_shift_add`      ``I10' += X^T I10 X`` for a pure translation ``X``
 * :func:`inertia10_to_matrix`      the 6x6 matrix ``G``
 * :func:`matrix6_to_parent_add`    ``IA_p += X^T IA X`` for a full symmetric 6x6 matrix
+* :func:`matrix6_shift_add`        the same for a pure translation ``X`` (no rotation)
+
+and the frame operations of the kernels that work in world axes (Coriolis, kinematics; CRBA
+and ABA in world-aligned frames at each body's origin):
+
+* :func:`pose_to_world`            ``T_{0,i} = T_{0,p} T_{p,i}``
+* :func:`pose_to_aligned`          ``R_{0,i} = R_{0,p} R`` and the offset ``r_i = R_{0,p} p`` in world axes
+* :func:`twist_to_world`           ``[Ad_T] S = (R w, R v + p x R w)``: a body's screw axis in {0}
 """
 from numba import njit
 
@@ -40,52 +50,82 @@ def inertia10_times(I, V, out):
 
 
 @njit(cache=True, inline="always")
+def inertia10_apply(I, V):
+    """``G V = (I_o w + h x v, m v - h x w)`` as a tuple of six numbers, for ``I = (m, h, I_o)``."""
+    m = I[0]
+    h0, h1, h2 = I[1], I[2], I[3]
+    ixx, ixy, ixz, iyy, iyz, izz = I[4], I[5], I[6], I[7], I[8], I[9]
+    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
+    return (ixx * w0 + ixy * w1 + ixz * w2 + h1 * v2 - h2 * v1,
+            ixy * w0 + iyy * w1 + iyz * w2 + h2 * v0 - h0 * v2,
+            ixz * w0 + iyz * w1 + izz * w2 + h0 * v1 - h1 * v0,
+            m * v0 - (h1 * w2 - h2 * w1),
+            m * v1 - (h2 * w0 - h0 * w2),
+            m * v2 - (h0 * w1 - h1 * w0))
+
+
+@njit(cache=True, inline="always")
 def inertia10_transform(R, p, I, out, add):
     """``out (+)= X^T I X``: the inertia ``I``, given in a frame whose pose in the target frame
     is ``(R, p)``, expressed in the target frame. With ``c' = R h`` (Steiner, note 001)::
 
         m' = m,   h' = c' + m p,
-        I_o' = R I_o R^T - (p c'^T + c' p^T) + 2 (c'.p) 1 - m (p p^T - |p|^2 1)
+        I_o' = R I_o R^T - (p h'^T + c' p^T) + (c'.p + h'.p) 1
 
-    (``-sum m [R r + p]^2`` expanded). ``add`` false: write; true: accumulate.
+    (``-sum m [R r + p]^2`` expanded; ``p h'^T = p c'^T + m p p^T``). ``add`` false: write;
+    true: accumulate. Written out with ``T = R I_o`` (rows), ``(R I_o R^T)_ab = T_a . R_b``.
     """
     m = I[0]
-    c0 = R[0, 0] * I[1] + R[0, 1] * I[2] + R[0, 2] * I[3]
-    c1 = R[1, 0] * I[1] + R[1, 1] * I[2] + R[1, 2] * I[3]
-    c2 = R[2, 0] * I[1] + R[2, 1] * I[2] + R[2, 2] * I[3]
-    p0, p1, p2 = p[0], p[1], p[2]
-    # A = I_o R^T (rows of I_o times rows of R)
+    h0, h1, h2 = I[1], I[2], I[3]
     ixx, ixy, ixz, iyy, iyz, izz = I[4], I[5], I[6], I[7], I[8], I[9]
-    d = 2.0 * (c0 * p0 + c1 * p1 + c2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
-    cs = (c0, c1, c2)
-    ps = (p0, p1, p2)
-    k = 4
-    for a in range(3):
-        Ra0, Ra1, Ra2 = R[a, 0], R[a, 1], R[a, 2]
-        # row a of R I_o
-        t0 = Ra0 * ixx + Ra1 * ixy + Ra2 * ixz
-        t1 = Ra0 * ixy + Ra1 * iyy + Ra2 * iyz
-        t2 = Ra0 * ixz + Ra1 * iyz + Ra2 * izz
-        for b in range(a, 3):
-            v = t0 * R[b, 0] + t1 * R[b, 1] + t2 * R[b, 2]
-            v -= ps[a] * cs[b] + cs[a] * ps[b] + m * ps[a] * ps[b]
-            if a == b:
-                v += d
-            if add:
-                out[k] += v
-            else:
-                out[k] = v
-            k += 1
+    R00, R01, R02 = R[0, 0], R[0, 1], R[0, 2]
+    R10, R11, R12 = R[1, 0], R[1, 1], R[1, 2]
+    R20, R21, R22 = R[2, 0], R[2, 1], R[2, 2]
+    p0, p1, p2 = p[0], p[1], p[2]
+    c0 = R00 * h0 + R01 * h1 + R02 * h2            # c' = R h
+    c1 = R10 * h0 + R11 * h1 + R12 * h2
+    c2 = R20 * h0 + R21 * h1 + R22 * h2
+    g0 = c0 + m * p0                                # h' = c' + m p
+    g1 = c1 + m * p1
+    g2 = c2 + m * p2
+    d = (c0 * p0 + c1 * p1 + c2 * p2) + (g0 * p0 + g1 * p1 + g2 * p2)
+    t00 = R00 * ixx + R01 * ixy + R02 * ixz         # T = R I_o
+    t01 = R00 * ixy + R01 * iyy + R02 * iyz
+    t02 = R00 * ixz + R01 * iyz + R02 * izz
+    t10 = R10 * ixx + R11 * ixy + R12 * ixz
+    t11 = R10 * ixy + R11 * iyy + R12 * iyz
+    t12 = R10 * ixz + R11 * iyz + R12 * izz
+    t20 = R20 * ixx + R21 * ixy + R22 * ixz
+    t21 = R20 * ixy + R21 * iyy + R22 * iyz
+    t22 = R20 * ixz + R21 * iyz + R22 * izz
+    oxx = (t00 * R00 + t01 * R01 + t02 * R02) - (p0 * g0 + c0 * p0) + d
+    oxy = (t00 * R10 + t01 * R11 + t02 * R12) - (p0 * g1 + c0 * p1)
+    oxz = (t00 * R20 + t01 * R21 + t02 * R22) - (p0 * g2 + c0 * p2)
+    oyy = (t10 * R10 + t11 * R11 + t12 * R12) - (p1 * g1 + c1 * p1) + d
+    oyz = (t10 * R20 + t11 * R21 + t12 * R22) - (p1 * g2 + c1 * p2)
+    ozz = (t20 * R20 + t21 * R21 + t22 * R22) - (p2 * g2 + c2 * p2) + d
     if add:
         out[0] += m
-        out[1] += c0 + m * p0
-        out[2] += c1 + m * p1
-        out[3] += c2 + m * p2
+        out[1] += g0
+        out[2] += g1
+        out[3] += g2
+        out[4] += oxx
+        out[5] += oxy
+        out[6] += oxz
+        out[7] += oyy
+        out[8] += oyz
+        out[9] += ozz
     else:
         out[0] = m
-        out[1] = c0 + m * p0
-        out[2] = c1 + m * p1
-        out[3] = c2 + m * p2
+        out[1] = g0
+        out[2] = g1
+        out[3] = g2
+        out[4] = oxx
+        out[5] = oxy
+        out[6] = oxz
+        out[7] = oyy
+        out[8] = oyz
+        out[9] = ozz
 
 
 @njit(cache=True, inline="always")
@@ -166,3 +206,133 @@ def matrix6_to_parent_add(R, p, IA, IAp, W):
             IAp[a, 3 + b] += W[3, a, b]
             IAp[3 + b, a] += W[3, a, b]
             IAp[3 + a, 3 + b] += W[2, a, b]
+
+
+@njit(cache=True, inline="always")
+def pose_to_world(Rw, pw, R, p, Rwi, pwi):
+    """``T_{0,i} = T_{0,p} T_{p,i}``: ``R_0i = R_0p R``, ``p_0i = R_0p p + p_0p``."""
+    for a in range(3):
+        Ra0, Ra1, Ra2 = Rw[a, 0], Rw[a, 1], Rw[a, 2]
+        Rwi[a, 0] = Ra0 * R[0, 0] + Ra1 * R[1, 0] + Ra2 * R[2, 0]
+        Rwi[a, 1] = Ra0 * R[0, 1] + Ra1 * R[1, 1] + Ra2 * R[2, 1]
+        Rwi[a, 2] = Ra0 * R[0, 2] + Ra1 * R[1, 2] + Ra2 * R[2, 2]
+        pwi[a] = Ra0 * p[0] + Ra1 * p[1] + Ra2 * p[2] + pw[a]
+
+
+@njit(cache=True, inline="always")
+def pose_to_aligned(Rw, R, p, Rwi, r):
+    """``R_0i = R_0p R`` and ``r = R_0p p``: body ``i``'s axes in {0} and its origin relative to its
+    parent's, in world axes (no world position: lever arms stay body-sized, see :mod:`.aba`)."""
+    for a in range(3):
+        Ra0, Ra1, Ra2 = Rw[a, 0], Rw[a, 1], Rw[a, 2]
+        Rwi[a, 0] = Ra0 * R[0, 0] + Ra1 * R[1, 0] + Ra2 * R[2, 0]
+        Rwi[a, 1] = Ra0 * R[0, 1] + Ra1 * R[1, 1] + Ra2 * R[2, 1]
+        Rwi[a, 2] = Ra0 * R[0, 2] + Ra1 * R[1, 2] + Ra2 * R[2, 2]
+        r[a] = Ra0 * p[0] + Ra1 * p[1] + Ra2 * p[2]
+
+
+@njit(cache=True, inline="always")
+def twist_to_world(R, p, S, out):
+    """``out = [Ad_T] S = (R w, R v + p x R w)`` for ``T = (R, p)``."""
+    w0 = R[0, 0] * S[0] + R[0, 1] * S[1] + R[0, 2] * S[2]
+    w1 = R[1, 0] * S[0] + R[1, 1] * S[1] + R[1, 2] * S[2]
+    w2 = R[2, 0] * S[0] + R[2, 1] * S[1] + R[2, 2] * S[2]
+    out[0] = w0
+    out[1] = w1
+    out[2] = w2
+    out[3] = R[0, 0] * S[3] + R[0, 1] * S[4] + R[0, 2] * S[5] + (p[1] * w2 - p[2] * w1)
+    out[4] = R[1, 0] * S[3] + R[1, 1] * S[4] + R[1, 2] * S[5] + (p[2] * w0 - p[0] * w2)
+    out[5] = R[2, 0] * S[3] + R[2, 1] * S[4] + R[2, 2] * S[5] + (p[0] * w1 - p[1] * w0)
+
+
+@njit(cache=True, inline="always")
+def matrix6_shift_add(r0, r1, r2, IA, IAp):
+    """``IAp += X^T IA X`` for a symmetric 6x6 ``IA`` and a pure translation ``X = [[1, 0], [-P, 1]]``,
+    ``P = [r]``: the frame moves by ``-r`` without turning (world-aligned frames, :mod:`.aba`).
+    With ``IA = [[A, B], [B^T, C]]`` and ``D = B + P C``::
+
+        X^T IA X = [[A + P B^T - D P,  D ],
+                    [D^T,              C ]]
+
+    (``(P B^T)_ab = (r x B_b)_a``, ``(D P)_ab = (D_a x r)_b`` with ``B_b``, ``D_a`` rows).
+    Reads the upper triangles of ``A`` and ``C``; writes the result exactly symmetric.
+    """
+    B00, B01, B02 = IA[0, 3], IA[0, 4], IA[0, 5]
+    B10, B11, B12 = IA[1, 3], IA[1, 4], IA[1, 5]
+    B20, B21, B22 = IA[2, 3], IA[2, 4], IA[2, 5]
+    C00, C01, C02, C11, C12, C22 = IA[3, 3], IA[3, 4], IA[3, 5], IA[4, 4], IA[4, 5], IA[5, 5]
+    # D = B + P C: column b is B[:, b] + r x C[:, b]
+    D00 = B00 + (r1 * C02 - r2 * C01)
+    D10 = B10 + (r2 * C00 - r0 * C02)
+    D20 = B20 + (r0 * C01 - r1 * C00)
+    D01 = B01 + (r1 * C12 - r2 * C11)
+    D11 = B11 + (r2 * C01 - r0 * C12)
+    D21 = B21 + (r0 * C11 - r1 * C01)
+    D02 = B02 + (r1 * C22 - r2 * C12)
+    D12 = B12 + (r2 * C02 - r0 * C22)
+    D22 = B22 + (r0 * C12 - r1 * C02)
+    # A' = A + P B^T - D P (upper triangle)
+    A00 = IA[0, 0] + (r1 * B02 - r2 * B01) - (D01 * r2 - D02 * r1)
+    A01 = IA[0, 1] + (r1 * B12 - r2 * B11) - (D02 * r0 - D00 * r2)
+    A02 = IA[0, 2] + (r1 * B22 - r2 * B21) - (D00 * r1 - D01 * r0)
+    A11 = IA[1, 1] + (r2 * B10 - r0 * B12) - (D12 * r0 - D10 * r2)
+    A12 = IA[1, 2] + (r2 * B20 - r0 * B22) - (D10 * r1 - D11 * r0)
+    A22 = IA[2, 2] + (r0 * B21 - r1 * B20) - (D20 * r1 - D21 * r0)
+    IAp[0, 0] += A00
+    IAp[0, 1] += A01
+    IAp[0, 2] += A02
+    IAp[1, 0] += A01
+    IAp[1, 1] += A11
+    IAp[1, 2] += A12
+    IAp[2, 0] += A02
+    IAp[2, 1] += A12
+    IAp[2, 2] += A22
+    IAp[0, 3] += D00
+    IAp[3, 0] += D00
+    IAp[0, 4] += D01
+    IAp[4, 0] += D01
+    IAp[0, 5] += D02
+    IAp[5, 0] += D02
+    IAp[1, 3] += D10
+    IAp[3, 1] += D10
+    IAp[1, 4] += D11
+    IAp[4, 1] += D11
+    IAp[1, 5] += D12
+    IAp[5, 1] += D12
+    IAp[2, 3] += D20
+    IAp[3, 2] += D20
+    IAp[2, 4] += D21
+    IAp[4, 2] += D21
+    IAp[2, 5] += D22
+    IAp[5, 2] += D22
+    IAp[3, 3] += C00
+    IAp[3, 4] += C01
+    IAp[3, 5] += C02
+    IAp[4, 3] += C01
+    IAp[4, 4] += C11
+    IAp[4, 5] += C12
+    IAp[5, 3] += C02
+    IAp[5, 4] += C12
+    IAp[5, 5] += C22
+
+
+@njit(cache=True, inline="always")
+def inertia10_shift_add(r0, r1, r2, I, out):
+    """``out += X^T I X`` for a pure translation (:func:`inertia10_transform` with ``R = 1``,
+    ``p = r``): ``h' = h + m r``, ``I_o' = I_o - (r h'^T + h r^T) + (h.r + h'.r) 1``."""
+    m = I[0]
+    h0, h1, h2 = I[1], I[2], I[3]
+    g0 = h0 + m * r0
+    g1 = h1 + m * r1
+    g2 = h2 + m * r2
+    d = (h0 * r0 + h1 * r1 + h2 * r2) + (g0 * r0 + g1 * r1 + g2 * r2)
+    out[0] += m
+    out[1] += g0
+    out[2] += g1
+    out[3] += g2
+    out[4] += I[4] - (r0 * g0 + h0 * r0) + d
+    out[5] += I[5] - (r0 * g1 + h0 * r1)
+    out[6] += I[6] - (r0 * g2 + h0 * r2)
+    out[7] += I[7] - (r1 * g1 + h1 * r1) + d
+    out[8] += I[8] - (r1 * g2 + h1 * r2)
+    out[9] += I[9] - (r2 * g2 + h2 * r2) + d

@@ -41,5 +41,10 @@ WIDTH = 29
 
 GRAVITY = 0
 
+# Work buffer of a single-state kernel: WORK_PER_BODY * (n + 1) + WORK_EXTRA floats, owned by the
+# model (``model._ws``) so that no call allocates; batch kernels allocate one per chunk of states.
+WORK_PER_BODY = 96
+WORK_EXTRA = 64
+
 REVOLUTE = 0
 PRISMATIC = 1

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from .joints import joint_transform, motion_subspace
-from .layout import ARMAT, GRAVITY, PARENT
+from .layout import ARMAT, GRAVITY, PARENT, WORK_EXTRA, WORK_PER_BODY
 from .spatial_kernels import (
     bracket_add, coadjoint_bias_add, inertia_times, twist_to_child, wrench_to_parent,
 )
@@ -81,9 +81,8 @@ def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, R, p, S, V, dV, F, h):
 
 
 @njit(cache=True)
-def _work(n):
-    """Work arrays for one state, carved out of one allocation."""
-    w = np.empty(9 * n + 3 * n + 6 * n + 18 * (n + 1) + 6)
+def _carve(w, n):
+    """Carve the work arrays of one state out of the buffer ``w``."""
     R = w[: 9 * n].reshape((n, 3, 3))
     p = w[9 * n: 12 * n].reshape((n, 3))
     S = w[12 * n: 18 * n].reshape((n, 6))
@@ -91,7 +90,13 @@ def _work(n):
     V = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
     dV = w[o + 6 * (n + 1): o + 12 * (n + 1)].reshape((n + 1, 6))
     F = w[o + 12 * (n + 1): o + 18 * (n + 1)].reshape((n + 1, 6))
-    return R, p, S, V, dV, F, w[o + 18 * (n + 1):]
+    return R, p, S, V, dV, F, w[o + 18 * (n + 1): o + 18 * (n + 1) + 6]
+
+
+@njit(cache=True)
+def _work(n):
+    """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
+    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
 
 
 # Stands in for F_ext when there is none: a read-only global that numba freezes into the code.
@@ -99,15 +104,18 @@ NO_FEXT = np.zeros((1, 6))
 
 
 @njit(cache=True)
-def rnea(kd, q, qd, qdd, tau):
+def rnea(kd, ws, q, qd, qdd, tau):
     """One state without external wrenches. Returns 0, or 1/2/3 when q/qd/qdd holds a NaN or
     inf (then ``tau`` is untouched)."""
-    return rnea_fext(kd, q, qd, qdd, NO_FEXT, tau, False)
+    return rnea_fext(kd, ws, q, qd, qdd, NO_FEXT, tau, False)
 
 
 @njit(cache=True)
-def rnea_fext(kd, q, qd, qdd, fext, tau, use_fext=True):
+def rnea_fext(kd, ws, q, qd, qdd, fext, tau, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`rnea`, or 4 for a bad fext."""
+    n = kd.shape[0] - 1
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or (use_fext and fext.shape[0] != n):
+        return 9  # lengths are checked by the Python entry; this guards the direct fast path
     if not all_finite(q):
         return 1
     if not all_finite(qd):
@@ -116,7 +124,7 @@ def rnea_fext(kd, q, qd, qdd, fext, tau, use_fext=True):
         return 3
     if use_fext and not all_finite(fext):
         return 4
-    R, p, S, V, dV, F, h = _work(kd.shape[0] - 1)
+    R, p, S, V, dV, F, h = _carve(ws, kd.shape[0] - 1)
     rnea_state(kd, q, qd, qdd, fext, use_fext, tau, R, p, S, V, dV, F, h)
     return 0
 

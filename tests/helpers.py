@@ -22,9 +22,10 @@ def random_body(rng, mass_scale=1.0):
     return RigidBody(m, rng.uniform(-0.3, 0.3, size=3), R @ I @ R.T)
 
 
-def random_model(rng, n=7, fixed=2, prismatic=0.3, branching=0.5, gravity=(0, 0, -9.81), armature=False):
+def random_model(rng, n=7, fixed=2, prismatic=0.3, branching=0.5, gravity=(0, 0, -9.81), armature=False, aligned=False):
     """A random tree: ``n`` moving joints (revolute or prismatic, arbitrary axes), ``fixed`` fixed
-    joints merged into their parents, and branching (parents drawn among earlier links)."""
+    joints merged into their parents, and branching (parents drawn among earlier links). With
+    ``aligned``, joint axes are coordinate axes, either sign (as most URDF joints)."""
     b = screwdyn.ModelBuilder("random_tree", gravity=gravity)
     links = ["base"]
     kinds = ["moving"] * n + ["fixed"] * fixed
@@ -37,7 +38,8 @@ def random_model(rng, n=7, fixed=2, prismatic=0.3, branching=0.5, gravity=(0, 0,
             b.add_body(name, parent, f"j{k}", "fixed", origin=origin, inertial=random_body(rng))
         else:
             jt = "prismatic" if rng.random() < prismatic else "revolute"
-            b.add_body(name, parent, f"j{k}", jt, axis=rng.normal(size=3), origin=origin, inertial=random_body(rng),
+            axis = np.eye(3)[rng.integers(3)] * rng.choice([-1, 1]) if aligned else rng.normal(size=3)
+            b.add_body(name, parent, f"j{k}", jt, axis=axis, origin=origin, inertial=random_body(rng),
                        rotor_inertia=rng.uniform(0, 1e-3) if armature else 0.0,
                        gear_ratio=rng.uniform(1, 100) if armature else 1.0,
                        damping=rng.uniform(0, 1), friction=rng.uniform(0, 1))

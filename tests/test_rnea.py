@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import screwdyn
+import screwdyn.algorithms.layout
 from helpers import random_body, random_model, random_state, to_pinocchio
 from screwdyn.inertia import point_mass
 from screwdyn.io.urdf import example_robot_data_path
@@ -250,3 +251,19 @@ def test_from_screws_keeps_the_com_frames(rng):
     assert np.allclose(poses["link1_com"], Ms[0])
     assert np.allclose(poses["link2_com"], Ms[0] @ Ms[1])
     assert np.allclose(poses["ee"], Ms[0] @ Ms[1] @ Ms[2])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_coordinate_axis_joints_match_pinocchio(seed):
+    """Joints about +-x, +-y, +-z (most URDF joints) take a specialised transform: same numbers."""
+    rng = np.random.default_rng(100 + seed)
+    model = random_model(rng, n=8, fixed=2, aligned=True, armature=True)
+    assert (model._kd[:-1, screwdyn.algorithms.layout.AXISK] > 0).any()
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    q, qd, qdd = random_state(rng, model.n)
+    tol = dict(rtol=1e-10, atol=1e-10)
+    assert np.allclose(screwdyn.inverse_dynamics(model, q, qd, qdd), pin.rnea(pm, pd, q, qd, qdd), **tol)
+    M = pin.crba(pm, pd, q)
+    assert np.allclose(screwdyn.mass_matrix(model, q), np.triu(M) + np.triu(M, 1).T, **tol)
+    assert np.allclose(screwdyn.forward_dynamics(model, q, qd, qdd), pin.aba(pm, pd, q, qd, qdd), **tol)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .algorithms.layout import (
-    ARMAT, AXIS, GRAVITY, IORG, JSCALE, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
+    ARMAT, AXIS, AXISK, GRAVITY, IORG, JSCALE, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
     WORK_EXTRA, WORK_PER_BODY,
 )
 from .errors import ModelError
@@ -200,6 +200,10 @@ class Model:
         kd[:n, IORG:IORG + 6] = Io[:, [0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
         kd[:n, ARMAT] = self.armature
         kd[:n, JSCALE] = self.joint_scale
+        for i in range(n):   # revolute joints about exactly x, y or z take a cheaper transform
+            hits = np.flatnonzero(self.joint_axis[i] == 1.0)
+            if self.joint_type[i] == REVOLUTE and len(hits) == 1 and np.count_nonzero(self.joint_axis[i]) == 1:
+                kd[i, AXISK] = hits[0] + 1
         kd[n, GRAVITY:GRAVITY + 3] = self.gravity
         kd.setflags(write=False)
         return kd

@@ -17,7 +17,7 @@ import math
 
 from numba import njit
 
-from .layout import AXIS, JSCALE, JTYPE, POS, PRISMATIC, ROT
+from .layout import AXIS, AXISK, JSCALE, JTYPE, POS, PRISMATIC, ROT
 
 
 @njit(cache=True, inline="always")
@@ -41,9 +41,23 @@ def joint_transform(kd, i, qi, R, p):
             R[r, 2] = R0r2
             p[r] = kd[i, POS + r] + (R0r0 * ax + R0r1 * ay + R0r2 * az) * qi
         return
-    # Rodrigues: Rot(a, q) = I + sin q [a] + (1 - cos q) [a]^2
     s = math.sin(qi)
     c = math.cos(qi)
+    k = kd[i, AXISK]
+    if k != 0.0:
+        # a coordinate axis x, y or z: R = R_0 Rot(e_k, q) mixes two columns of R_0 and keeps one
+        j = int(k) - 1                       # the axis column, kept
+        j1 = (j + 1) % 3                     # the two columns rotated into each other
+        j2 = (j + 2) % 3
+        for r in range(3):
+            a1 = kd[i, ROT + 3 * r + j1]
+            a2 = kd[i, ROT + 3 * r + j2]
+            R[r, j] = kd[i, ROT + 3 * r + j]
+            R[r, j1] = c * a1 + s * a2
+            R[r, j2] = c * a2 - s * a1
+            p[r] = kd[i, POS + r]
+        return
+    # Rodrigues: Rot(a, q) = I + sin q [a] + (1 - cos q) [a]^2
     t = 1.0 - c
     j00 = c + t * ax * ax
     j01 = t * ax * ay - s * az

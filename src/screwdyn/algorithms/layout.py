@@ -22,6 +22,7 @@ columns        name   meaning
 27             ARMAT  reflected rotor inertia ``n_r^2 I_m`` (Pinocchio's armature)
 28             JSCALE joint scale ``s``: the joint turns (slides) ``s q``, ``S_i = s (a, 0)``;
                       1 for every URDF joint, ``|omega|`` for a non-unit screw axis
+29             AXISK  1, 2, 3 when a revolute axis is exactly x, y, z (a cheaper joint transform), else 0
 =============  =====  ==============================================================
 
 Model row ``n``: columns 0:3 hold gravity ``g`` (the base accelerates by ``-g``).
@@ -37,7 +38,8 @@ MCOM = 18
 IORG = 21
 ARMAT = 27
 JSCALE = 28
-WIDTH = 29
+AXISK = 29
+WIDTH = 30
 
 GRAVITY = 0
 

@@ -95,6 +95,16 @@ def _raise_nonfinite(code, index=None, names=_ARG_OF_CODE):
     raise InputError(f"{names[code]} contains NaN or inf{where}")
 
 
+def _run_batch(kernel, batch_shape, *args, names=_ARG_OF_CODE):
+    """Run a batch kernel whose last two arguments are ``status (B,)`` and ``chunks``; raise for
+    the first state it flags (NaN/inf input, singular mass matrix)."""
+    B = args[1].shape[0]   # every batch kernel takes (kd, states (B, ...), ...)
+    status = np.zeros(B, dtype=np.int64)
+    kernel(*args, status, _chunks(B))
+    if status.any():
+        _raise_batch_status(status, batch_shape, names)
+
+
 def _raise_batch_status(status, batch_shape, names=_ARG_OF_CODE):
     k = int(np.flatnonzero(status)[0])
     _raise_nonfinite(int(status[k]), tuple(int(x) for x in np.unravel_index(k, batch_shape)) if batch_shape else None,
@@ -219,10 +229,7 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
         else:
             FE = _rnea.NO_FEXT.reshape(1, 1, 6)
         tau = _output(out, batch_shape + (n,))
-        status = np.zeros(Q.shape[0], dtype=np.int64)
-        _rnea.rnea_batch(kd, Q, QD, QDD, FE, f_ext is not None, tau.reshape(-1, n), status, _chunks(Q.shape[0]))
-        if status.any():
-            _raise_batch_status(status, batch_shape)
+        _run_batch(_rnea.rnea_batch, batch_shape, kd, Q, QD, QDD, FE, f_ext is not None, tau.reshape(-1, n))
     if friction:
         tau += friction_torques(model, qd)
     return tau
@@ -279,10 +286,7 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
         return M
     batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
     M = _output(out, batch_shape + (n, n))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _crba.crba_batch(model._kd, Q, M.reshape(-1, n, n), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_crba.crba_batch, batch_shape, model._kd, Q, M.reshape(-1, n, n))
     return M
 
 
@@ -302,10 +306,7 @@ def mass_matrix_inverse(model: Model, q, *, out=None) -> np.ndarray:
         return Mi
     batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
     Mi = _output(out, batch_shape + (n, n))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _ltdl.minv_batch(model._kd, Q, Mi.reshape(-1, n, n), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_ltdl.minv_batch, batch_shape, model._kd, Q, Mi.reshape(-1, n, n))
     return Mi
 
 
@@ -371,10 +372,7 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
         return C
     batch_shape, (Q, QD) = _batch_arrays(n, [q, qd], ["q", "qd"])
     C = _output(out, batch_shape + (n, n))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _coriolis.coriolis_batch(model._kd, Q, QD, C.reshape(-1, n, n), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_coriolis.coriolis_batch, batch_shape, model._kd, Q, QD, C.reshape(-1, n, n))
     return C
 
 
@@ -426,11 +424,8 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
     batch_shape, (Q, QD, TAU) = _batch_arrays(n, [q, qd, tau], ["q", "qd", "tau"])
     FE = _fext_batch(model, f_ext, batch_shape)
     qdd = _output(out, batch_shape + (n,))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
     kernel = _aba.aba_batch if method == "aba" else _ltdl.fd_crb_batch
-    kernel(kd, Q, QD, TAU, FE, f_ext is not None, qdd.reshape(-1, n), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape, _FD_NAMES)
+    _run_batch(kernel, batch_shape, kd, Q, QD, TAU, FE, f_ext is not None, qdd.reshape(-1, n), names=_FD_NAMES)
     return qdd
 
 
@@ -454,10 +449,7 @@ def _energy_terms(model, q, qd):
         return (), out
     batch_shape, (Q, QD) = _batch_arrays(n, [q, qd], ["q", "qd"])
     out = np.empty(batch_shape + (11,))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _energy.energy_batch(model._kd, Q, QD, out.reshape(-1, 11), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_energy.energy_batch, batch_shape, model._kd, Q, QD, out.reshape(-1, 11))
     return batch_shape, out
 
 
@@ -558,10 +550,7 @@ def _poses(model, q, fbody, fpose):
         return out
     batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
     out = np.empty(batch_shape + (k, 4, 4))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _kin.poses_batch(model._kd, Q, fbody, fpose, out.reshape(-1, k, 4, 4), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_kin.poses_batch, batch_shape, model._kd, Q, fbody, fpose, out.reshape(-1, k, 4, 4))
     return out
 
 
@@ -613,10 +602,7 @@ def jacobian(model: Model, q, frame, reference="space", *, out=None) -> np.ndarr
         return J
     batch_shape, (Q,) = _batch_arrays(n, [q], ["q"])
     J = _output(out, batch_shape + (6, n))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _kin.jacobian_batch(model._kd, Q, body, Tbf, ref, J.reshape(-1, 6, n), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_kin.jacobian_batch, batch_shape, model._kd, Q, body, Tbf, ref, J.reshape(-1, 6, n))
     return J
 
 
@@ -635,11 +621,8 @@ def _frame_motion(model, q, qd, frame, reference):
         return vel, acc
     batch_shape, (Q, QD) = _batch_arrays(n, [q, qd], ["q", "qd"])
     vel, acc = np.empty(batch_shape + (6,)), np.empty(batch_shape + (6,))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _kin.frame_motion_batch(model._kd, Q, QD, body, Tbf, ref, vel.reshape(-1, 6), acc.reshape(-1, 6), status,
-                            _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_kin.frame_motion_batch, batch_shape, model._kd, Q, QD, body, Tbf, ref, vel.reshape(-1, 6),
+               acc.reshape(-1, 6))
     return vel, acc
 
 

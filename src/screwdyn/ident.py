@@ -34,7 +34,7 @@ import scipy.optimize
 import scipy.signal
 
 from .algorithms import regressor as _reg
-from .dynamics import _batch_arrays, _check_model, _chunks, _output, _raise_batch_status, _raise_nonfinite, _vector
+from .dynamics import _batch_arrays, _check_model, _output, _raise_nonfinite, _run_batch, _vector
 from .errors import InputError
 from .model import Model
 from .model_params import (
@@ -100,14 +100,9 @@ def regressor(model: Model, q, qd, qdd, *, armature=False, viscous=False, coulom
         if code:
             _raise_nonfinite(code)
         return Y
-    batch_shape, arrays = _batch_arrays(n, (q, qd, qdd), ("q", "qd", "qdd"))
-    # one compiled signature: a read-only broadcast view would make numba compile another
-    Q, QD, QDD = (a if a.flags.writeable else a.copy() for a in arrays)
+    batch_shape, (Q, QD, QDD) = _batch_arrays(n, (q, qd, qdd), ("q", "qd", "qdd"))   # writable C arrays
     Y = _output(out, batch_shape + (n, ncols))
-    status = np.zeros(Q.shape[0], dtype=np.int64)
-    _reg.regressor_batch(kd, Q, QD, QDD, extras, Y.reshape(-1, n, ncols), status, _chunks(Q.shape[0]))
-    if status.any():
-        _raise_batch_status(status, batch_shape)
+    _run_batch(_reg.regressor_batch, batch_shape, kd, Q, QD, QDD, extras, Y.reshape(-1, n, ncols))
     return Y
 
 

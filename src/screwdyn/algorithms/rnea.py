@@ -24,10 +24,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .inertia_kernels import inertia10_times
 from .joints import joint_transform, motion_subspace
-from .layout import ARMAT, GRAVITY, PARENT, WORK_EXTRA, WORK_PER_BODY
+from .layout import ARMAT, GRAVITY, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
 from .spatial_kernels import (
-    bracket_add, coadjoint_bias_add, inertia_times, twist_to_child, wrench_to_parent,
+    bracket_add, coadjoint_bias_add, twist_to_child, wrench_to_parent,
 )
 
 
@@ -62,8 +63,8 @@ def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, R, p, S, V, dV, F, h):
             dV[i, c] += S[i, c] * qdd[i]                         # ... + S_i qdd_i
         bracket_add(V[i], S[i], qd[i], dV[i])                    # ... + [ad_V_i] S_i qd_i
         # Body wrench: F_i = G_i dV_i - [ad_V_i]^T G_i V_i - F_ext_i
-        inertia_times(kd, i, dV[i], F[i])
-        inertia_times(kd, i, V[i], h)
+        inertia10_times(kd[i, MASS:MASS + 10], dV[i], F[i])     # G_i dV_i (row: m, m c, I_o)
+        inertia10_times(kd[i, MASS:MASS + 10], V[i], h)         # G_i V_i
         coadjoint_bias_add(V[i], h, F[i])
         if use_fext:
             for c in range(6):

@@ -6,12 +6,10 @@ The same operators as :mod:`screwdyn.spatial`, (omega, v) and (n, f) ordering, f
 * :func:`twist_to_child`      ``V_i  = [Ad_{T_{i,p}}] V_p = (R^T w, R^T (v + w x p))``
 * :func:`wrench_to_parent`    ``F_p += [Ad_{T_{i,p}}]^T F_i = (R n + p x R f, R f)``
 * :func:`bracket`             ``[ad_V] S = (w x s_w, v x s_w + w x s_v)``
-* :func:`inertia_times`       ``G V = (I_o w + h x v, m v - h x w)`` (10-parameter inertia)
 * :func:`coadjoint_bias`      ``-[ad_V]^T h = (w x h_n + v x h_f, w x h_f)``
 """
 from numba import njit
 
-from .layout import IORG, MASS, MCOM
 
 
 @njit(cache=True, inline="always")
@@ -56,22 +54,6 @@ def bracket_add(V, S, scale, out):
     cross_add(V[0], V[1], V[2], S[0], S[1], S[2], out, 0, scale)
     cross_add(V[3], V[4], V[5], S[0], S[1], S[2], out, 3, scale)
     cross_add(V[0], V[1], V[2], S[3], S[4], S[5], out, 3, scale)
-
-
-@njit(cache=True, inline="always")
-def inertia_times(kd, i, V, out):
-    """``out = G_i V = (I_o w + h x v, m v - h x w)`` for body ``i``'s spatial inertia."""
-    m = kd[i, MASS]
-    h0, h1, h2 = kd[i, MCOM], kd[i, MCOM + 1], kd[i, MCOM + 2]
-    ixx, ixy, ixz = kd[i, IORG], kd[i, IORG + 1], kd[i, IORG + 2]
-    iyy, iyz, izz = kd[i, IORG + 3], kd[i, IORG + 4], kd[i, IORG + 5]
-    w0, w1, w2, v0, v1, v2 = V[0], V[1], V[2], V[3], V[4], V[5]
-    out[0] = ixx * w0 + ixy * w1 + ixz * w2 + h1 * v2 - h2 * v1
-    out[1] = ixy * w0 + iyy * w1 + iyz * w2 + h2 * v0 - h0 * v2
-    out[2] = ixz * w0 + iyz * w1 + izz * w2 + h0 * v1 - h1 * v0
-    out[3] = m * v0 - (h1 * w2 - h2 * w1)
-    out[4] = m * v1 - (h2 * w0 - h0 * w2)
-    out[5] = m * v2 - (h0 * w1 - h1 * w0)
 
 
 @njit(cache=True, inline="always")

@@ -40,7 +40,7 @@ from .inertia_kernels import (
 )
 from .joints import joint_transform, motion_subspace
 from .layout import ARMAT, GRAVITY, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
-from .rnea import NO_FEXT, all_finite
+from .rnea import NO_FEXT, nonfinite_code
 from .spatial_kernels import wrench_to_parent
 
 
@@ -222,14 +222,9 @@ def aba_fext(kd, ws, q, qd, tau, fext, qdd, use_fext=True):
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or (use_fext and fext.shape[0] != n):
         return 9  # lengths are checked by the Python entry; this guards the direct fast path
-    if not all_finite(q):
-        return 1
-    if not all_finite(qd):
-        return 2
-    if not all_finite(tau):
-        return 3
-    if use_fext and not all_finite(fext):
-        return 4
+    code = nonfinite_code(q, qd, tau, fext, use_fext)
+    if code:
+        return code
     R, p, J, V, c, IA, pA, U, D, u, Y, h = _carve(ws, kd.shape[0] - 1)
     return aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h)
 
@@ -244,14 +239,7 @@ def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
         R, p, J, V, c, IA, pA, U, D, u, Y, h = _work(n)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
             fk = fext[k] if use_fext else fext[0]
-            if not all_finite(q[k]):
-                status[k] = 1
-            elif not all_finite(qd[k]):
-                status[k] = 2
-            elif not all_finite(tau[k]):
-                status[k] = 3
-            elif use_fext and not all_finite(fk):
-                status[k] = 4
-            else:
+            status[k] = nonfinite_code(q[k], qd[k], tau[k], fk, use_fext)
+            if status[k] == 0:
                 status[k] = aba_state(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k],
                                       R, p, J, V, c, IA, pA, U, D, u, Y, h)

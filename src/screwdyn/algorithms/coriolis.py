@@ -46,7 +46,7 @@ from .inertia_kernels import (  # noqa: F401 (pose_to_world, twist_to_world re-e
 )
 from .joints import joint_transform, motion_subspace
 from .layout import MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
-from .rnea import all_finite
+from .rnea import nonfinite_code
 from .spatial_kernels import bracket_add
 
 
@@ -184,10 +184,9 @@ def coriolis(kd, ws, q, qd, C):
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or C.shape[0] != n or C.shape[1] != n:
         return 9  # lengths are checked by the Python entry; this guards the direct fast path
-    if not all_finite(q):
-        return 1
-    if not all_finite(qd):
-        return 2
+    code = nonfinite_code(q, qd)
+    if code:
+        return code
     R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h = _carve(ws, kd.shape[0] - 1)
     coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)
     return 0
@@ -201,10 +200,6 @@ def coriolis_batch(kd, q, qd, C, status, chunks):
     for ch in prange(chunks):
         R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h = _work(n)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            elif not all_finite(qd[k]):
-                status[k] = 2
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k], qd[k])
+            if status[k] == 0:
                 coriolis_state(kd, q[k], qd[k], C[k], R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)

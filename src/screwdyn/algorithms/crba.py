@@ -29,7 +29,7 @@ from numba import njit, prange
 from .inertia_kernels import inertia10_apply, inertia10_shift_add, inertia10_transform, pose_to_aligned
 from .joints import joint_transform, motion_subspace
 from .layout import ARMAT, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
-from .rnea import all_finite
+from .rnea import nonfinite_code
 
 
 @njit(cache=True)
@@ -109,8 +109,9 @@ def crba(kd, ws, q, M):
     n = kd.shape[0] - 1
     if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n:
         return 9  # lengths are checked by the Python entry; this guards the direct fast path
-    if not all_finite(q):
-        return 1
+    code = nonfinite_code(q)
+    if code:
+        return code
     R, p, J, Ic, P = _carve(ws, kd.shape[0] - 1)
     crba_state(kd, q, M, R, p, J, Ic, P)
     return 0
@@ -124,8 +125,6 @@ def crba_batch(kd, q, M, status, chunks):
     for c in prange(chunks):
         R, p, J, Ic, P = _work(n)
         for k in range(c * B // chunks, (c + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k])
+            if status[k] == 0:
                 crba_state(kd, q[k], M[k], R, p, J, Ic, P)

@@ -21,7 +21,7 @@ from .inertia_kernels import inertia10_times
 from .joints import motion_subspace
 from .kinematics import world_poses
 from .layout import ARMAT, GRAVITY, MASS, MCOM, PARENT
-from .rnea import all_finite
+from .rnea import nonfinite_code
 from .spatial_kernels import twist_to_child, wrench_to_parent
 
 
@@ -70,10 +70,9 @@ def _work(n):
 @njit(cache=True)
 def energy(kd, q, qd, out):
     """One state; returns 0, or 1/2 (NaN or inf in q/qd)."""
-    if not all_finite(q):
-        return 1
-    if not all_finite(qd):
-        return 2
+    code = nonfinite_code(q, qd)
+    if code:
+        return code
     R, p, Rw, pw, S, V, h = _work(kd.shape[0] - 1)
     energy_state(kd, q, qd, out, R, p, Rw, pw, S, V, h)
     return 0
@@ -85,10 +84,6 @@ def energy_batch(kd, q, qd, out, status, chunks):
     for ch in prange(chunks):
         R, p, Rw, pw, S, V, h = _work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            elif not all_finite(qd[k]):
-                status[k] = 2
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k], qd[k])
+            if status[k] == 0:
                 energy_state(kd, q[k], qd[k], out[k], R, p, Rw, pw, S, V, h)

@@ -30,7 +30,7 @@ from numba import njit, prange
 from .coriolis import pose_to_world, twist_to_world
 from .joints import joint_transform, motion_subspace
 from .layout import PARENT
-from .rnea import all_finite
+from .rnea import nonfinite_code
 from .spatial_kernels import bracket_add, twist_to_child
 
 SPACE = 0
@@ -83,8 +83,9 @@ def _pose_work(n):
 @njit(cache=True)
 def poses(kd, q, fbody, fpose, out):
     """One state; returns 0 or 1 (NaN or inf in ``q``)."""
-    if not all_finite(q):
-        return 1
+    code = nonfinite_code(q)
+    if code:
+        return code
     R, p, Rw, pw = _pose_work(kd.shape[0] - 1)
     poses_state(kd, q, fbody, fpose, out, R, p, Rw, pw)
     return 0
@@ -96,10 +97,8 @@ def poses_batch(kd, q, fbody, fpose, out, status, chunks):
     for ch in prange(chunks):
         R, p, Rw, pw = _pose_work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k])
+            if status[k] == 0:
                 poses_state(kd, q[k], fbody, fpose, out[k], R, p, Rw, pw)
 
 
@@ -151,8 +150,9 @@ def _jac_work(n):
 @njit(cache=True)
 def jacobian(kd, q, body, Tbf, ref, J):
     """One state; returns 0 or 1 (NaN or inf in ``q``)."""
-    if not all_finite(q):
-        return 1
+    code = nonfinite_code(q)
+    if code:
+        return code
     R, p, Rw, pw, S, Rf, pf = _jac_work(kd.shape[0] - 1)
     jacobian_state(kd, q, body, Tbf, ref, J, R, p, Rw, pw, S, Rf, pf)
     return 0
@@ -164,10 +164,8 @@ def jacobian_batch(kd, q, body, Tbf, ref, J, status, chunks):
     for ch in prange(chunks):
         R, p, Rw, pw, S, Rf, pf = _jac_work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k])
+            if status[k] == 0:
                 jacobian_state(kd, q[k], body, Tbf, ref, J[k], R, p, Rw, pw, S, Rf, pf)
 
 
@@ -226,10 +224,9 @@ def _motion_work(n):
 @njit(cache=True)
 def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc):
     """One state; returns 0, or 1/2 (NaN or inf in q/qd)."""
-    if not all_finite(q):
-        return 1
-    if not all_finite(qd):
-        return 2
+    code = nonfinite_code(q, qd)
+    if code:
+        return code
     R, p, Rw, pw, S, V, A, Rf, pf = _motion_work(kd.shape[0] - 1)
     frame_motion_state(kd, q, qd, body, Tbf, ref, vel, acc, R, p, Rw, pw, S, V, A, Rf, pf)
     return 0
@@ -241,10 +238,6 @@ def frame_motion_batch(kd, q, qd, body, Tbf, ref, vel, acc, status, chunks):
     for ch in prange(chunks):
         R, p, Rw, pw, S, V, A, Rf, pf = _motion_work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            elif not all_finite(qd[k]):
-                status[k] = 2
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k], qd[k])
+            if status[k] == 0:
                 frame_motion_state(kd, q[k], qd[k], body, Tbf, ref, vel[k], acc[k], R, p, Rw, pw, S, V, A, Rf, pf)

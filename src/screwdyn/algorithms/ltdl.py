@@ -29,7 +29,7 @@ from numba import njit, prange
 from . import crba as _crba
 from . import rnea as _rnea
 from .layout import PARENT
-from .rnea import all_finite
+from .rnea import nonfinite_code
 
 
 @njit(cache=True)
@@ -97,14 +97,9 @@ def _fd_work(n):
 @njit(cache=True)
 def fd_crb(kd, q, qd, tau, fext, qdd, use_fext):
     """One state; returns 0, 1/2/3 for a NaN or inf in q/qd/tau, 4 in fext, 5 when singular."""
-    if not all_finite(q):
-        return 1
-    if not all_finite(qd):
-        return 2
-    if not all_finite(tau):
-        return 3
-    if use_fext and not all_finite(fext):
-        return 4
+    code = nonfinite_code(q, qd, tau, fext, use_fext)
+    if code:
+        return code
     H, zero, wr, wc = _fd_work(kd.shape[0] - 1)
     return fd_crb_state(kd, q, qd, tau, fext, use_fext, qdd, H, zero, wr, wc)
 
@@ -118,15 +113,8 @@ def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
         H, zero, wr, wc = _fd_work(n)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
             fk = fext[k] if use_fext else fext[0]
-            if not all_finite(q[k]):
-                status[k] = 1
-            elif not all_finite(qd[k]):
-                status[k] = 2
-            elif not all_finite(tau[k]):
-                status[k] = 3
-            elif use_fext and not all_finite(fk):
-                status[k] = 4
-            else:
+            status[k] = nonfinite_code(q[k], qd[k], tau[k], fk, use_fext)
+            if status[k] == 0:
                 status[k] = fd_crb_state(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k], H, zero, wr, wc)
 
 
@@ -154,8 +142,9 @@ def minv_state(kd, q, Minv, H, wc):
 @njit(cache=True)
 def minv(kd, q, Minv):
     """One state; returns 0, 1 for a NaN or inf in ``q``, 5 when singular."""
-    if not all_finite(q):
-        return 1
+    code = nonfinite_code(q)
+    if code:
+        return code
     n = kd.shape[0] - 1
     return minv_state(kd, q, Minv, np.empty((n, n)), _crba._work(n))
 
@@ -169,7 +158,6 @@ def minv_batch(kd, q, Minv, status, chunks):
         H = np.empty((n, n))
         wc = _crba._work(n)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            else:
+            status[k] = nonfinite_code(q[k])
+            if status[k] == 0:
                 status[k] = minv_state(kd, q[k], Minv[k], H, wc)

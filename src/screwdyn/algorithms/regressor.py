@@ -43,7 +43,7 @@ from numba import njit, prange
 
 from .joints import joint_transform, motion_subspace
 from .layout import GRAVITY, PARENT
-from .rnea import all_finite
+from .rnea import nonfinite_code
 from .spatial_kernels import bracket_add, twist_to_child
 
 ARMATURE = 1
@@ -185,12 +185,9 @@ def _work(n):
 @njit(cache=True)
 def regressor(kd, q, qd, qdd, extras, Y):
     """One state. Returns 0, or 1/2/3 when q/qd/qdd holds a NaN or inf (then ``Y`` is untouched)."""
-    if not all_finite(q):
-        return 1
-    if not all_finite(qd):
-        return 2
-    if not all_finite(qdd):
-        return 3
+    code = nonfinite_code(q, qd, qdd)
+    if code:
+        return code
     R, p, S, V, dV, Jc, A = _work(kd.shape[0] - 1)
     regressor_state(kd, q, qd, qdd, extras, Y, R, p, S, V, dV, Jc, A)
     return 0
@@ -205,13 +202,7 @@ def regressor_batch(kd, q, qd, qdd, extras, Y, status, chunks):
     for c in prange(chunks):
         R, p, S, V, dV, Jc, A = _work(n)
         for k in range(c * B // chunks, (c + 1) * B // chunks):
-            if not all_finite(q[k]):
-                status[k] = 1
-            elif not all_finite(qd[k]):
-                status[k] = 2
-            elif not all_finite(qdd[k]):
-                status[k] = 3
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k], qd[k], qdd[k])
+            if status[k] == 0:
                 regressor_state(kd, q[k], qd[k], qdd[k], extras, Y[k], R, p, S, V, dV, Jc, A)
 

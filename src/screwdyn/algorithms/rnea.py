@@ -40,6 +40,22 @@ def all_finite(x):
     return True
 
 
+@njit(cache=True, inline="always")
+def nonfinite_code(a, b=None, c=None, f=None, use_f=False):
+    """The status code of the kernels for their inputs: 0 when all are finite, else 1, 2, 3 for the
+    first of ``a, b, c`` (``q``, ``qd``, ``qdd`` or ``tau``) with a NaN or inf, 4 for ``f`` (the
+    external wrenches, checked when ``use_f``). Arguments left ``None`` are not checked."""
+    if not all_finite(a):
+        return 1
+    if b is not None and not all_finite(b):
+        return 2
+    if c is not None and not all_finite(c):
+        return 3
+    if use_f and not all_finite(f):
+        return 4
+    return 0
+
+
 @njit(cache=True)
 def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, R, p, S, V, dV, F, h):
     """One state: writes ``tau (n,)``. Work arrays: ``R (n,3,3)``, ``p (n,3)``, ``S (n,6)``,
@@ -117,14 +133,9 @@ def rnea_fext(kd, ws, q, qd, qdd, fext, tau, use_fext=True):
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or (use_fext and fext.shape[0] != n):
         return 9  # lengths are checked by the Python entry; this guards the direct fast path
-    if not all_finite(q):
-        return 1
-    if not all_finite(qd):
-        return 2
-    if not all_finite(qdd):
-        return 3
-    if use_fext and not all_finite(fext):
-        return 4
+    code = nonfinite_code(q, qd, qdd, fext, use_fext)
+    if code:
+        return code
     R, p, S, V, dV, F, h = _carve(ws, kd.shape[0] - 1)
     rnea_state(kd, q, qd, qdd, fext, use_fext, tau, R, p, S, V, dV, F, h)
     return 0
@@ -140,15 +151,7 @@ def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, chunks):
         R, p, S, V, dV, F, h = _work(n)
         for k in range(c * B // chunks, (c + 1) * B // chunks):
             fk = fext[k] if use_fext else fext[0]
-            if not all_finite(q[k]):
-                status[k] = 1
-            elif not all_finite(qd[k]):
-                status[k] = 2
-            elif not all_finite(qdd[k]):
-                status[k] = 3
-            elif use_fext and not all_finite(fk):
-                status[k] = 4
-            else:
-                status[k] = 0
+            status[k] = nonfinite_code(q[k], qd[k], qdd[k], fk, use_fext)
+            if status[k] == 0:
                 rnea_state(kd, q[k], qd[k], qdd[k], fk, use_fext, tau[k], R, p, S, V, dV, F, h)
 

@@ -100,3 +100,19 @@ def to_pin(x, idx):
     y = np.empty_like(x)
     y[..., idx] = x
     return y
+
+
+def random_chain(rng, n):
+    """Modern Robotics lists ``(Mlist, Glist, Slist)`` of a random n-joint chain (30 % prismatic)."""
+    Ms = [transform(exp_so3(rng.normal(size=3)), rng.normal(size=3)) for _ in range(n + 1)]
+    bodies = [random_body(rng) for _ in range(n)]
+    Gs = [screwdyn.inertia.spatial_inertia(b.mass, np.zeros(3), b.inertia) for b in bodies]
+    cols = []
+    for _ in range(n):
+        w = rng.normal(size=3)
+        w /= np.linalg.norm(w)
+        if rng.random() < 0.3:
+            cols.append(np.concatenate([np.zeros(3), w]))                      # prismatic
+        else:
+            cols.append(np.concatenate([w, -np.cross(w, rng.normal(size=3))]))  # revolute
+    return Ms, Gs, np.array(cols).T

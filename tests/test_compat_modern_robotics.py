@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 import screwdyn
-from helpers import random_body
+from helpers import random_chain
 from screwdyn.compat import modern_robotics as smr
-from screwdyn.spatial import exp_so3, transform
 
 mr = pytest.importorskip("modern_robotics")
 
@@ -18,21 +17,6 @@ def test_doctests_of_the_compat_module():
     failed, attempted = doctest.testmod(smr, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert attempted >= 10
     assert failed == 0
-
-
-def random_chain(rng, n):
-    Ms = [transform(exp_so3(rng.normal(size=3)), rng.normal(size=3)) for _ in range(n + 1)]
-    bodies = [random_body(rng) for _ in range(n)]
-    Gs = [screwdyn.inertia.spatial_inertia(b.mass, np.zeros(3), b.inertia) for b in bodies]
-    cols = []
-    for _ in range(n):
-        w = rng.normal(size=3)
-        w /= np.linalg.norm(w)
-        if rng.random() < 0.3:
-            cols.append(np.concatenate([np.zeros(3), w]))                      # prismatic
-        else:
-            cols.append(np.concatenate([w, -np.cross(w, rng.normal(size=3))]))  # revolute
-    return Ms, Gs, np.array(cols).T
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -5,7 +5,7 @@ import pytest
 
 import screwdyn
 import screwdyn.algorithms.layout
-from helpers import random_body, random_model, random_state, to_pinocchio
+from helpers import random_chain, random_model, random_state, to_pinocchio
 from screwdyn.inertia import point_mass
 from screwdyn.io.urdf import example_robot_data_path
 
@@ -207,20 +207,8 @@ def test_modern_robotics_documented_example():
 def test_modern_robotics_random_chains_and_trajectory(rng):
     mr = pytest.importorskip("modern_robotics")
     from screwdyn.compat import modern_robotics as smr
-    from screwdyn.spatial import exp_so3, transform
     n = 5
-    Ms = [transform(exp_so3(rng.normal(size=3)), rng.normal(size=3)) for _ in range(n + 1)]
-    bodies = [random_body(rng) for _ in range(n)]
-    Gs = [screwdyn.inertia.spatial_inertia(b.mass, np.zeros(3), b.inertia) for b in bodies]
-    cols = []
-    for _ in range(n):
-        w = rng.normal(size=3)
-        w /= np.linalg.norm(w)
-        if rng.random() < 0.3:
-            cols.append(np.concatenate([np.zeros(3), w]))
-        else:
-            cols.append(np.concatenate([w, -np.cross(w, rng.normal(size=3))]))
-    S = np.array(cols).T
+    Ms, Gs, S = random_chain(rng, n)
     N = 6
     th, dth, ddth = (rng.normal(size=(N, n)) for _ in range(3))
     Ftip = rng.normal(size=(N, 6))

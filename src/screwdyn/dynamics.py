@@ -69,17 +69,11 @@ def _output(out, shape, name="out") -> np.ndarray:
 
 
 _ND = np.ndarray
+# The single-state fast paths test inline (a helper call costs more than the tests) that every
+# state argument is a 1-D float64 ndarray; numba's dispatcher types them in C, and the kernels
+# check the lengths before any loop and return _LENGTH_MISMATCH, upon which the general path
+# reports the error.
 _LENGTH_MISMATCH = 9   # a single-state kernel's code for vectors of the wrong length
-
-
-def _vectors(*xs):
-    """True when every ``x`` is a 1-D float64 ndarray: the fast path of the single-state entries
-    (numba's dispatcher types them in C; the kernels check the lengths before any loop and return
-    ``_LENGTH_MISMATCH``, upon which the general path reports the error)."""
-    for x in xs:
-        if type(x) is not _ND or x.dtype is not _F64 or x.ndim != 1:
-            return False
-    return True
 
 
 def _chunks(B):
@@ -196,9 +190,11 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
 
     Returns ``tau`` ``(..., n)`` [N m, N].
     """
-    if f_ext is None and out is None and not friction and type(model) is Model and _vectors(q, qd, qdd):
+    if (f_ext is None and out is None and not friction and type(model) is Model
+            and type(q) is _ND and type(qd) is _ND and type(qdd) is _ND and q.ndim == qd.ndim == qdd.ndim == 1
+            and q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64):
         tau = np.empty(model.n)
-        code = _rnea.rnea(model._kd, model._ws, q, qd, qdd, tau)
+        code = _rnea.rnea(model._kd, q, qd, qdd, tau)
         if code == 0:
             return tau
         if code != _LENGTH_MISMATCH:
@@ -212,9 +208,9 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
     if q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and (f_ext is None or isinstance(f_ext, dict)):
         tau = _output(out, (n,))
         if f_ext is None:
-            code = _rnea.rnea(kd, model._ws, q, qd, qdd, tau)
+            code = _rnea.rnea(kd, q, qd, qdd, tau)
         else:
-            code = _rnea.rnea_fext(kd, model._ws, q, qd, qdd, external_wrenches(model, f_ext), tau)
+            code = _rnea.rnea_fext(kd, q, qd, qdd, external_wrenches(model, f_ext), tau)
         if code:
             _raise_nonfinite(code)
     else:
@@ -268,9 +264,9 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     inertia ``armature = gear_ratio^2 rotor_inertia`` on its diagonal (note 004), as Pinocchio's
     ``crba``. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
     """
-    if out is None and type(model) is Model and _vectors(q):
+    if out is None and type(model) is Model and type(q) is _ND and q.ndim == 1 and q.dtype is _F64:
         M = np.empty((model.n, model.n))
-        code = _crba.crba(model._kd, model._ws, q, M)
+        code = _crba.crba(model._kd, q, M)
         if code == 0:
             return M
         if code != _LENGTH_MISMATCH:
@@ -280,7 +276,7 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     q = _vector(q, n, "q")
     if q.ndim == 1:
         M = _output(out, (n, n))
-        code = _crba.crba(model._kd, model._ws, q, M)
+        code = _crba.crba(model._kd, q, M)
         if code:
             _raise_nonfinite(code)
         return M
@@ -319,7 +315,7 @@ def gravity_torques(model: Model, q, *, out=None) -> np.ndarray:
     zero = np.zeros(n)
     if q.ndim == 1:
         tau = _output(out, (n,))
-        code = _rnea.rnea(model._kd, model._ws, q, zero, zero, tau)
+        code = _rnea.rnea(model._kd, q, zero, zero, tau)
         if code:
             _raise_nonfinite(code)
         return tau
@@ -337,7 +333,7 @@ def bias_torques(model: Model, q, qd, f_ext=None, *, out=None) -> np.ndarray:
     qd = _vector(qd, n, "qd")
     if f_ext is None and q.ndim == 1 and qd.ndim == 1:
         tau = _output(out, (n,))
-        code = _rnea.rnea(model._kd, model._ws, q, qd, np.zeros(n), tau)
+        code = _rnea.rnea(model._kd, q, qd, np.zeros(n), tau)
         if code:
             _raise_nonfinite(code)
         return tau
@@ -353,9 +349,10 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     Computed by the recursive ``O(n d)`` algorithm of Echeandia & Wensing (2021), the one of
     Pinocchio's ``computeCoriolisMatrix`` (equal to it). Returns ``(..., n, n)``.
     """
-    if out is None and type(model) is Model and _vectors(q, qd):
+    if (out is None and type(model) is Model and type(q) is _ND and type(qd) is _ND and q.ndim == qd.ndim == 1
+            and q.dtype is _F64 and qd.dtype is _F64):
         C = np.empty((model.n, model.n))
-        code = _coriolis.coriolis(model._kd, model._ws, q, qd, C)
+        code = _coriolis.coriolis(model._kd, q, qd, C)
         if code == 0:
             return C
         if code != _LENGTH_MISMATCH:
@@ -366,7 +363,7 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     qd = _vector(qd, n, "qd")
     if _single(q, qd):
         C = _output(out, (n, n))
-        code = _coriolis.coriolis(model._kd, model._ws, q, qd, C)
+        code = _coriolis.coriolis(model._kd, q, qd, C)
         if code:
             _raise_nonfinite(code)
         return C
@@ -392,9 +389,10 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
     ``qdd``. Returns ``qdd`` ``(..., n)``. Raises :class:`ModelError` when ``M`` is singular.
     """
     if (f_ext is None and out is None and not friction and method == "aba" and type(model) is Model
-            and _vectors(q, qd, tau)):
+            and type(q) is _ND and type(qd) is _ND and type(tau) is _ND and q.ndim == qd.ndim == tau.ndim == 1
+            and q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64):
         qdd = np.empty(model.n)
-        code = _aba.aba(model._kd, model._ws, q, qd, tau, qdd)
+        code = _aba.aba(model._kd, q, qd, tau, qdd)
         if code == 0:
             return qdd
         if code != _LENGTH_MISMATCH:
@@ -413,9 +411,9 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
         qdd = _output(out, (n,))
         if method == "aba":
             if f_ext is None:
-                code = _aba.aba(kd, model._ws, q, qd, tau, qdd)
+                code = _aba.aba(kd, q, qd, tau, qdd)
             else:
-                code = _aba.aba_fext(kd, model._ws, q, qd, tau, _fext_single(model, f_ext), qdd)
+                code = _aba.aba_fext(kd, q, qd, tau, _fext_single(model, f_ext), qdd)
         else:
             code = _ltdl.fd_crb(kd, q, qd, tau, _fext_single(model, f_ext), qdd, f_ext is not None)
         if code:

@@ -17,7 +17,6 @@ import numpy as np
 
 from .algorithms.layout import (
     ARMAT, AXIS, AXISK, GRAVITY, IORG, JSCALE, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
-    WORK_EXTRA, WORK_PER_BODY,
 )
 from .errors import ModelError
 from .inertia import RigidBody, check_inertia, compound
@@ -105,8 +104,6 @@ class Model:
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError("gravity has a NaN or inf entry")
         object.__setattr__(self, "_kd", self._pack())
-        # scratch of the single-state kernels (they hold the GIL, so one buffer per model is safe)
-        object.__setattr__(self, "_ws", np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA))
         object.__setattr__(self, "_frame_index", {f: k for k, f in enumerate(self.frame_names)})
         object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
 
@@ -205,7 +202,8 @@ class Model:
             if self.joint_type[i] == REVOLUTE and len(hits) == 1 and np.count_nonzero(self.joint_axis[i]) == 1:
                 kd[i, AXISK] = hits[0] + 1
         kd[n, GRAVITY:GRAVITY + 3] = self.gravity
-        kd.setflags(write=False)
+        # left writable: numba's dispatcher types a writable array on its fastest path, and no
+        # kernel writes to it (the public arrays above are read-only)
         return kd
 
     def __repr__(self):

@@ -39,9 +39,10 @@ from .inertia_kernels import (
     inertia10_apply, inertia10_to_matrix, inertia10_transform, matrix6_shift_add, pose_to_aligned,
 )
 from .joints import joint_transform, motion_subspace
-from .layout import ARMAT, GRAVITY, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
+from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .rnea import NO_FEXT, nonfinite_code
 from .spatial_kernels import wrench_to_parent
+from .work import block2, block3, scratch, work_size
 
 
 @njit(cache=True)
@@ -177,21 +178,21 @@ def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, 
 def _carve(w, n):
     """Carve the work arrays of one state out of the buffer ``w``."""
     o = 0
-    R = w[o: o + 9 * (n + 2)].reshape((n + 2, 3, 3))
+    R = block3(w, o, n + 2, 3, 3)
     o += 9 * (n + 2)
-    p = w[o: o + 3 * (n + 2)].reshape((n + 2, 3))
+    p = block2(w, o, n + 2, 3)
     o += 3 * (n + 2)
-    J = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
+    J = block2(w, o, n + 1, 6)
     o += 6 * (n + 1)
-    V = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
+    V = block2(w, o, n + 1, 6)
     o += 6 * (n + 1)
-    c = w[o: o + 6 * n].reshape((n, 6))
+    c = block2(w, o, n, 6)
     o += 6 * n
-    IA = w[o: o + 36 * n].reshape((n, 6, 6))
+    IA = block3(w, o, n, 6, 6)
     o += 36 * n
-    pA = w[o: o + 6 * n].reshape((n, 6))
+    pA = block2(w, o, n, 6)
     o += 6 * n
-    U = w[o: o + 6 * n].reshape((n, 6))
+    U = block2(w, o, n, 6)
     o += 6 * n
     D = w[o: o + n]
     o += n
@@ -206,18 +207,18 @@ def _carve(w, n):
 @njit(cache=True)
 def _work(n):
     """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
-    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
+    return _carve(np.empty(work_size(n)), n)
 
 
 @njit(cache=True)
-def aba(kd, ws, q, qd, tau, qdd):
+def aba(kd, q, qd, tau, qdd):
     """One state without external wrenches. Returns 0; 1/2/3 when q/qd/tau holds a NaN or inf
     (``qdd`` untouched); 5 for a singular mass matrix."""
-    return aba_fext(kd, ws, q, qd, tau, NO_FEXT, qdd, False)
+    return aba_fext(kd, q, qd, tau, NO_FEXT, qdd, False)
 
 
 @njit(cache=True)
-def aba_fext(kd, ws, q, qd, tau, fext, qdd, use_fext=True):
+def aba_fext(kd, q, qd, tau, fext, qdd, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`aba`, or 4 for a bad fext."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or (use_fext and fext.shape[0] != n):
@@ -225,7 +226,7 @@ def aba_fext(kd, ws, q, qd, tau, fext, qdd, use_fext=True):
     code = nonfinite_code(q, qd, tau, fext, use_fext)
     if code:
         return code
-    R, p, J, V, c, IA, pA, U, D, u, Y, h = _carve(ws, kd.shape[0] - 1)
+    R, p, J, V, c, IA, pA, U, D, u, Y, h = _carve(scratch(n), n)
     return aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h)
 
 

@@ -45,9 +45,10 @@ from .inertia_kernels import (  # noqa: F401 (pose_to_world, twist_to_world re-e
     inertia10_apply, inertia10_times, inertia10_transform, pose_to_world, twist_to_world,
 )
 from .joints import joint_transform, motion_subspace
-from .layout import MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
+from .layout import MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import bracket_add
+from .work import block2, block3, scratch, work_size
 
 
 @njit(cache=True)
@@ -146,25 +147,25 @@ def coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h):
 @njit(cache=True)
 def _carve(w, n):
     o = 0
-    R = w[o: o + 9].reshape((3, 3))
+    R = block2(w, o, 3, 3)
     o += 9
     p = w[o: o + 3]
     o += 3
     S = w[o: o + 6]
     o += 6
-    Rw = w[o: o + 9 * (n + 1)].reshape((n + 1, 3, 3))
+    Rw = block3(w, o, n + 1, 3, 3)
     o += 9 * (n + 1)
-    pw = w[o: o + 3 * (n + 1)].reshape((n + 1, 3))
+    pw = block2(w, o, n + 1, 3)
     o += 3 * (n + 1)
-    J = w[o: o + 6 * n].reshape((n, 6))
+    J = block2(w, o, n, 6)
     o += 6 * n
-    dJ = w[o: o + 6 * n].reshape((n, 6))
+    dJ = block2(w, o, n, 6)
     o += 6 * n
-    V = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
+    V = block2(w, o, n + 1, 6)
     o += 6 * (n + 1)
-    Yc = w[o: o + 10 * n].reshape((n, 10))
+    Yc = block2(w, o, n, 10)
     o += 10 * n
-    Bc = w[o: o + 12 * n].reshape((n, 12))
+    Bc = block2(w, o, n, 12)
     o += 12 * n
     P = w[o: o + n].view(np.int64)
     o += n
@@ -175,11 +176,11 @@ def _carve(w, n):
 @njit(cache=True)
 def _work(n):
     """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
-    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
+    return _carve(np.empty(work_size(n)), n)
 
 
 @njit(cache=True)
-def coriolis(kd, ws, q, qd, C):
+def coriolis(kd, q, qd, C):
     """One state: ``C (n, n)``. Returns 0, or 1/2 when q/qd holds a NaN or inf (``C`` untouched)."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or C.shape[0] != n or C.shape[1] != n:
@@ -187,7 +188,7 @@ def coriolis(kd, ws, q, qd, C):
     code = nonfinite_code(q, qd)
     if code:
         return code
-    R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h = _carve(ws, kd.shape[0] - 1)
+    R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h = _carve(scratch(n), n)
     coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)
     return 0
 

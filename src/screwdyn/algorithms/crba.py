@@ -26,38 +26,59 @@ exactly symmetric). Cost ``O(n d)`` with ``d`` the depth of the tree.
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_apply, inertia10_shift_add, inertia10_transform, pose_to_aligned
-from .joints import joint_transform, motion_subspace
-from .layout import ARMAT, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
+from .inertia_kernels import inertia10_apply, inertia10_rotate, inertia10_shift_add
+from .joints import joint_pose, joint_screw
+from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
+from .work import block2, block3, scratch, work_size
 
 
 @njit(cache=True)
 def crba_state(kd, q, M, R, p, J, Ic, P):
     """One state: writes ``M (n, n)``. Work: ``R (n+2,3,3)``, ``p (n+2,3)``: ``R_i`` and ``r_i``
-    (row ``n``: ``T_{p,i}`` scratch, row ``n+1 = -1``: the base), ``J (n+1, 6)`` (row ``n``:
-    ``S_i`` scratch), ``Ic (n, 10)`` composite inertias, ``P (n,)`` int64: the parents ``p(i)``
+    (row ``n+1 = -1``: the base; row ``n`` unused), ``J (n+1, 6)`` (row ``n`` unused), ``Ic (n, 10)``
+    composite inertias, ``P (n,)`` int64: the parents ``p(i)``
     as integers (the ancestor walks read them)."""
     n = kd.shape[0] - 1
     for a in range(3):
         for b in range(3):
             R[n + 1, a, b] = 1.0 if a == b else 0.0
         p[n + 1, a] = 0.0
-    R_pi = R[n]
-    p_pi = p[n]
-    S = J[n]
-    zero = p[n + 1]                                              # the base's position, 0
     # Pass 1: poses, joint axes J_i and inertias Ic_i = G_i in world axes.
     for i in range(n):
         par = int(kd[i, PARENT])                                 # -1: the base, row n + 1
         P[i] = par
-        joint_transform(kd, i, q[i], R_pi, p_pi)
-        motion_subspace(kd, i, S)
-        pose_to_aligned(R[par], R_pi, p_pi, R[i], p[i])          # R_i = R_p R_pi, r_i = R_p p_pi
-        for a in range(3):                                       # J_i = (R_i s_w, R_i s_v)
-            J[i, a] = R[i, a, 0] * S[0] + R[i, a, 1] * S[1] + R[i, a, 2] * S[2]
-            J[i, 3 + a] = R[i, a, 0] * S[3] + R[i, a, 1] * S[4] + R[i, a, 2] * S[5]
-        inertia10_transform(R[i], zero, kd[i, MASS:MASS + 10], Ic[i], False)   # G_i rotated by R_i
+        b00, b01, b02, b10, b11, b12, b20, b21, b22, e0, e1, e2 = joint_pose(kd, i, q[i])   # T_{p,i}
+        s0, s1, s2, s3, s4, s5 = joint_screw(kd, i)
+        Rp = R[par]
+        a00, a01, a02 = Rp[0, 0], Rp[0, 1], Rp[0, 2]
+        a10, a11, a12 = Rp[1, 0], Rp[1, 1], Rp[1, 2]
+        a20, a21, a22 = Rp[2, 0], Rp[2, 1], Rp[2, 2]
+        # R_i = R_p R_{p,i},  r_i = R_p p_{p,i}
+        c00 = a00 * b00 + a01 * b10 + a02 * b20
+        c01 = a00 * b01 + a01 * b11 + a02 * b21
+        c02 = a00 * b02 + a01 * b12 + a02 * b22
+        c10 = a10 * b00 + a11 * b10 + a12 * b20
+        c11 = a10 * b01 + a11 * b11 + a12 * b21
+        c12 = a10 * b02 + a11 * b12 + a12 * b22
+        c20 = a20 * b00 + a21 * b10 + a22 * b20
+        c21 = a20 * b01 + a21 * b11 + a22 * b21
+        c22 = a20 * b02 + a21 * b12 + a22 * b22
+        Ri = R[i]
+        Ri[0, 0], Ri[0, 1], Ri[0, 2] = c00, c01, c02
+        Ri[1, 0], Ri[1, 1], Ri[1, 2] = c10, c11, c12
+        Ri[2, 0], Ri[2, 1], Ri[2, 2] = c20, c21, c22
+        p[i, 0] = a00 * e0 + a01 * e1 + a02 * e2
+        p[i, 1] = a10 * e0 + a11 * e1 + a12 * e2
+        p[i, 2] = a20 * e0 + a21 * e1 + a22 * e2
+        # J_i = (R_i s_w, R_i s_v)
+        J[i, 0] = c00 * s0 + c01 * s1 + c02 * s2
+        J[i, 1] = c10 * s0 + c11 * s1 + c12 * s2
+        J[i, 2] = c20 * s0 + c21 * s1 + c22 * s2
+        J[i, 3] = c00 * s3 + c01 * s4 + c02 * s5
+        J[i, 4] = c10 * s3 + c11 * s4 + c12 * s5
+        J[i, 5] = c20 * s3 + c21 * s4 + c22 * s5
+        inertia10_rotate((c00, c01, c02, c10, c11, c12, c20, c21, c22), kd[i, MASS:MASS + 10], Ic[i])  # G_i in world axes
         for j in range(n):
             M[i, j] = 0.0
     # Pass 2: composite inertias, tips to base, and the rows of M.
@@ -85,13 +106,13 @@ def crba_state(kd, q, M, R, p, J, Ic, P):
 
 @njit(cache=True)
 def _carve(w, n):
-    R = w[: 9 * (n + 2)].reshape((n + 2, 3, 3))
+    R = block3(w, 0, n + 2, 3, 3)
     o = 9 * (n + 2)
-    p = w[o: o + 3 * (n + 2)].reshape((n + 2, 3))
+    p = block2(w, o, n + 2, 3)
     o += 3 * (n + 2)
-    J = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
+    J = block2(w, o, n + 1, 6)
     o += 6 * (n + 1)
-    Ic = w[o: o + 10 * n].reshape((n, 10))
+    Ic = block2(w, o, n, 10)
     o += 10 * n
     P = w[o: o + n].view(np.int64)
     return R, p, J, Ic, P
@@ -100,11 +121,11 @@ def _carve(w, n):
 @njit(cache=True)
 def _work(n):
     """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
-    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
+    return _carve(np.empty(work_size(n)), n)
 
 
 @njit(cache=True)
-def crba(kd, ws, q, M):
+def crba(kd, q, M):
     """One state: ``M (n, n)``. Returns 0, or 1 when ``q`` holds a NaN or inf (``M`` untouched)."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n:
@@ -112,7 +133,7 @@ def crba(kd, ws, q, M):
     code = nonfinite_code(q)
     if code:
         return code
-    R, p, J, Ic, P = _carve(ws, kd.shape[0] - 1)
+    R, p, J, Ic, P = _carve(scratch(n), n)
     crba_state(kd, q, M, R, p, J, Ic, P)
     return 0
 

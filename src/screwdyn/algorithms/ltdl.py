@@ -76,8 +76,8 @@ def fd_crb_state(kd, q, qd, tau, fext, use_fext, qdd, H, zero, wr, wc):
     """One state: ``qdd`` by CRBA + ``L^T D L``. ``H (n,n)``, ``zero (n,)`` zeros; ``wr``, ``wc``:
     RNEA and CRBA work arrays. Returns 0 or 5 (singular)."""
     n = kd.shape[0] - 1
-    R, p, S, V, dV, F, h = wr
-    _rnea.rnea_state(kd, q, qd, zero, fext, use_fext, qdd, R, p, S, V, dV, F, h)  # qdd <- h
+    W, V, dV, F = wr
+    _rnea.rnea_state(kd, q, qd, zero, fext, use_fext, qdd, W, V, dV, F)  # qdd <- h
     for i in range(n):
         qdd[i] = tau[i] - qdd[i]
     Rc, pc, Sc, Ic, Fc = wc

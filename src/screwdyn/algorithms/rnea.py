@@ -24,12 +24,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_times
-from .joints import joint_transform, motion_subspace
-from .layout import ARMAT, GRAVITY, MASS, PARENT, WORK_EXTRA, WORK_PER_BODY
-from .spatial_kernels import (
-    bracket_add, coadjoint_bias_add, twist_to_child, wrench_to_parent,
-)
+from .inertia_kernels import inertia10_apply6
+from .joints import joint_pose, joint_screw
+from .layout import ARMAT, GRAVITY, MASS, PARENT
+from .spatial_kernels import twist_to_child6, wrench_to_parent6
+from .work import block2, scratch, work_size
 
 
 @njit(cache=True, inline="always")
@@ -57,63 +56,87 @@ def nonfinite_code(a, b=None, c=None, f=None, use_f=False):
 
 
 @njit(cache=True)
-def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, R, p, S, V, dV, F, h):
-    """One state: writes ``tau (n,)``. Work arrays: ``R (n,3,3)``, ``p (n,3)``, ``S (n,6)``,
-    ``V, dV, F (n+1, 6)`` with the base in the last row, ``h (6,)``."""
+def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
+    """One state: writes ``tau (n,)``. Work arrays: ``W (n, 18)`` (row ``i``: ``T_{p,i}`` as the
+    twelve numbers of :func:`.joints.joint_pose`, then ``S_i``), ``V, dV, F (n+1, 6)`` with the
+    base in the last row. Each body's quantities are plain local numbers; only what the other
+    bodies read goes through the arrays."""
     n = kd.shape[0] - 1
     for c in range(6):
         V[n, c] = 0.0
         dV[n, c] = 0.0
+        F[n, c] = 0.0
     for c in range(3):
         dV[n, 3 + c] = -kd[n, GRAVITY + c]  # dV_0 = (0, -g)
 
     # Pass 1: twists and accelerations, base to tips.
     for i in range(n):
         par = int(kd[i, PARENT])
-        joint_transform(kd, i, q[i], R[i], p[i])
-        motion_subspace(kd, i, S[i])
-        twist_to_child(R[i], p[i], V[par], V[i])                 # V_i = Ad V_p ...
-        twist_to_child(R[i], p[i], dV[par], dV[i])               # dV_i = Ad dV_p ...
-        for c in range(6):
-            V[i, c] += S[i, c] * qd[i]                           # ... + S_i qd_i
-            dV[i, c] += S[i, c] * qdd[i]                         # ... + S_i qdd_i
-        bracket_add(V[i], S[i], qd[i], dV[i])                    # ... + [ad_V_i] S_i qd_i
-        # Body wrench: F_i = G_i dV_i - [ad_V_i]^T G_i V_i - F_ext_i
-        inertia10_times(kd[i, MASS:MASS + 10], dV[i], F[i])     # G_i dV_i (row: m, m c, I_o)
-        inertia10_times(kd[i, MASS:MASS + 10], V[i], h)         # G_i V_i
-        coadjoint_bias_add(V[i], h, F[i])
+        T = joint_pose(kd, i, q[i])
+        s0, s1, s2, s3, s4, s5 = joint_screw(kd, i)
+        for c in range(12):
+            W[i, c] = T[c]
+        W[i, 12], W[i, 13], W[i, 14], W[i, 15], W[i, 16], W[i, 17] = s0, s1, s2, s3, s4, s5
+        qdi = qd[i]
+        qddi = qdd[i]
+        # V_i = [Ad_{T_{i,p}}] V_p + S_i qd_i
+        w0, w1, w2, v0, v1, v2 = twist_to_child6(T, V[par, 0], V[par, 1], V[par, 2], V[par, 3], V[par, 4], V[par, 5])
+        w0 += s0 * qdi
+        w1 += s1 * qdi
+        w2 += s2 * qdi
+        v0 += s3 * qdi
+        v1 += s4 * qdi
+        v2 += s5 * qdi
+        # dV_i = [Ad_{T_{i,p}}] dV_p + [ad_V_i] S_i qd_i + S_i qdd_i,  [ad_V] S = (w x s_w, v x s_w + w x s_v)
+        a0, a1, a2, a3, a4, a5 = twist_to_child6(T, dV[par, 0], dV[par, 1], dV[par, 2],
+                                                 dV[par, 3], dV[par, 4], dV[par, 5])
+        a0 += s0 * qddi + qdi * (w1 * s2 - w2 * s1)
+        a1 += s1 * qddi + qdi * (w2 * s0 - w0 * s2)
+        a2 += s2 * qddi + qdi * (w0 * s1 - w1 * s0)
+        a3 += s3 * qddi + qdi * ((v1 * s2 - v2 * s1) + (w1 * s5 - w2 * s4))
+        a4 += s4 * qddi + qdi * ((v2 * s0 - v0 * s2) + (w2 * s3 - w0 * s5))
+        a5 += s5 * qddi + qdi * ((v0 * s1 - v1 * s0) + (w0 * s4 - w1 * s3))
+        V[i, 0], V[i, 1], V[i, 2], V[i, 3], V[i, 4], V[i, 5] = w0, w1, w2, v0, v1, v2
+        dV[i, 0], dV[i, 1], dV[i, 2], dV[i, 3], dV[i, 4], dV[i, 5] = a0, a1, a2, a3, a4, a5
+        # Body wrench: F_i = G_i dV_i - [ad_V_i]^T G_i V_i - F_ext_i,  -[ad_V]^T h = (w x h_n + v x h_f, w x h_f)
+        I = kd[i, MASS:MASS + 10]                                  # (m, m c, I_o)
+        f0, f1, f2, f3, f4, f5 = inertia10_apply6(I, a0, a1, a2, a3, a4, a5)
+        h0, h1, h2, h3, h4, h5 = inertia10_apply6(I, w0, w1, w2, v0, v1, v2)
+        F[i, 0] = f0 + (w1 * h2 - w2 * h1) + (v1 * h5 - v2 * h4)
+        F[i, 1] = f1 + (w2 * h0 - w0 * h2) + (v2 * h3 - v0 * h5)
+        F[i, 2] = f2 + (w0 * h1 - w1 * h0) + (v0 * h4 - v1 * h3)
+        F[i, 3] = f3 + (w1 * h5 - w2 * h4)
+        F[i, 4] = f4 + (w2 * h3 - w0 * h5)
+        F[i, 5] = f5 + (w0 * h4 - w1 * h3)
         if use_fext:
             for c in range(6):
                 F[i, c] -= fext[i, c]
-    for c in range(6):
-        F[n, c] = 0.0
 
-    # Pass 2: wrenches, tips to base; tau_i = S_i^T F_i.
+    # Pass 2: wrenches, tips to base; tau_i = S_i^T F_i, F_p(i) += [Ad_{T_{i,p}}]^T F_i.
     for i in range(n - 1, -1, -1):
-        t = 0.0
-        for c in range(6):
-            t += S[i, c] * F[i, c]
-        tau[i] = t + kd[i, ARMAT] * qdd[i]
-        wrench_to_parent(R[i], p[i], F[i], F[int(kd[i, PARENT])])
+        n0, n1, n2, f0, f1, f2 = F[i, 0], F[i, 1], F[i, 2], F[i, 3], F[i, 4], F[i, 5]
+        tau[i] = (W[i, 12] * n0 + W[i, 13] * n1 + W[i, 14] * n2
+                  + W[i, 15] * f0 + W[i, 16] * f1 + W[i, 17] * f2) + kd[i, ARMAT] * qdd[i]
+        T = (W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5],
+             W[i, 6], W[i, 7], W[i, 8], W[i, 9], W[i, 10], W[i, 11])
+        wrench_to_parent6(T, n0, n1, n2, f0, f1, f2, F[int(kd[i, PARENT])])
 
 
 @njit(cache=True)
 def _carve(w, n):
     """Carve the work arrays of one state out of the buffer ``w``."""
-    R = w[: 9 * n].reshape((n, 3, 3))
-    p = w[9 * n: 12 * n].reshape((n, 3))
-    S = w[12 * n: 18 * n].reshape((n, 6))
+    W = block2(w, 0, n, 18)
     o = 18 * n
-    V = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
-    dV = w[o + 6 * (n + 1): o + 12 * (n + 1)].reshape((n + 1, 6))
-    F = w[o + 12 * (n + 1): o + 18 * (n + 1)].reshape((n + 1, 6))
-    return R, p, S, V, dV, F, w[o + 18 * (n + 1): o + 18 * (n + 1) + 6]
+    V = block2(w, o, n + 1, 6)
+    dV = block2(w, o + 6 * (n + 1), n + 1, 6)
+    F = block2(w, o + 12 * (n + 1), n + 1, 6)
+    return W, V, dV, F
 
 
 @njit(cache=True)
 def _work(n):
     """Work arrays for one state in a fresh buffer (one per chunk of a batch)."""
-    return _carve(np.empty(WORK_PER_BODY * (n + 1) + WORK_EXTRA), n)
+    return _carve(np.empty(work_size(n)), n)
 
 
 # Stands in for F_ext when there is none: a read-only global that numba freezes into the code.
@@ -121,14 +144,14 @@ NO_FEXT = np.zeros((1, 6))
 
 
 @njit(cache=True)
-def rnea(kd, ws, q, qd, qdd, tau):
+def rnea(kd, q, qd, qdd, tau):
     """One state without external wrenches. Returns 0, or 1/2/3 when q/qd/qdd holds a NaN or
     inf (then ``tau`` is untouched)."""
-    return rnea_fext(kd, ws, q, qd, qdd, NO_FEXT, tau, False)
+    return rnea_fext(kd, q, qd, qdd, NO_FEXT, tau, False)
 
 
 @njit(cache=True)
-def rnea_fext(kd, ws, q, qd, qdd, fext, tau, use_fext=True):
+def rnea_fext(kd, q, qd, qdd, fext, tau, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`rnea`, or 4 for a bad fext."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or (use_fext and fext.shape[0] != n):
@@ -136,8 +159,8 @@ def rnea_fext(kd, ws, q, qd, qdd, fext, tau, use_fext=True):
     code = nonfinite_code(q, qd, qdd, fext, use_fext)
     if code:
         return code
-    R, p, S, V, dV, F, h = _carve(ws, kd.shape[0] - 1)
-    rnea_state(kd, q, qd, qdd, fext, use_fext, tau, R, p, S, V, dV, F, h)
+    W, V, dV, F = _carve(scratch(n), n)
+    rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F)
     return 0
 
 
@@ -148,10 +171,10 @@ def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, chunks):
     B = q.shape[0]
     n = kd.shape[0] - 1
     for c in prange(chunks):
-        R, p, S, V, dV, F, h = _work(n)
+        W, V, dV, F = _work(n)
         for k in range(c * B // chunks, (c + 1) * B // chunks):
             fk = fext[k] if use_fext else fext[0]
             status[k] = nonfinite_code(q[k], qd[k], qdd[k], fk, use_fext)
             if status[k] == 0:
-                rnea_state(kd, q[k], qd[k], qdd[k], fk, use_fext, tau[k], R, p, S, V, dV, F, h)
+                rnea_state(kd, q[k], qd[k], qdd[k], fk, use_fext, tau[k], W, V, dV, F)
 

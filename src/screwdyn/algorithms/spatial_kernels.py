@@ -7,6 +7,9 @@ The same operators as :mod:`screwdyn.spatial`, (omega, v) and (n, f) ordering, f
 * :func:`wrench_to_parent`    ``F_p += [Ad_{T_{i,p}}]^T F_i = (R n + p x R f, R f)``
 * :func:`bracket`             ``[ad_V] S = (w x s_w, v x s_w + w x s_v)``
 * :func:`coadjoint_bias`      ``-[ad_V]^T h = (w x h_n + v x h_f, w x h_f)``
+
+The ``*6`` variants take the pose as the twelve numbers of :func:`.joints.joint_pose` and the
+6-vectors as plain numbers, and return plain numbers: no array traffic in the inner loops.
 """
 from numba import njit
 
@@ -62,3 +65,29 @@ def coadjoint_bias_add(V, h, out):
     cross_add(V[0], V[1], V[2], h[0], h[1], h[2], out, 0, 1.0)
     cross_add(V[3], V[4], V[5], h[3], h[4], h[5], out, 0, 1.0)
     cross_add(V[0], V[1], V[2], h[3], h[4], h[5], out, 3, 1.0)
+
+
+@njit(cache=True, inline="always")
+def twist_to_child6(T, w0, w1, w2, v0, v1, v2):
+    """``[Ad_{T_{i,p}}] (w, v) = (R^T w, R^T (v + w x p))`` for ``T_{p,i} = T = (R, p)`` (12 numbers)."""
+    R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2 = T
+    u0 = v0 + w1 * p2 - w2 * p1
+    u1 = v1 + w2 * p0 - w0 * p2
+    u2 = v2 + w0 * p1 - w1 * p0
+    return (R00 * w0 + R10 * w1 + R20 * w2, R01 * w0 + R11 * w1 + R21 * w2, R02 * w0 + R12 * w1 + R22 * w2,
+            R00 * u0 + R10 * u1 + R20 * u2, R01 * u0 + R11 * u1 + R21 * u2, R02 * u0 + R12 * u1 + R22 * u2)
+
+
+@njit(cache=True, inline="always")
+def wrench_to_parent6(T, n0, n1, n2, f0, f1, f2, Fp):
+    """``Fp += [Ad_{T_{i,p}}]^T (n, f) = (R n + p x R f, R f)`` for ``T_{p,i} = T = (R, p)`` (12 numbers)."""
+    R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2 = T
+    g0 = R00 * f0 + R01 * f1 + R02 * f2
+    g1 = R10 * f0 + R11 * f1 + R12 * f2
+    g2 = R20 * f0 + R21 * f1 + R22 * f2
+    Fp[0] += R00 * n0 + R01 * n1 + R02 * n2 + (p1 * g2 - p2 * g1)
+    Fp[1] += R10 * n0 + R11 * n1 + R12 * n2 + (p2 * g0 - p0 * g2)
+    Fp[2] += R20 * n0 + R21 * n1 + R22 * n2 + (p0 * g1 - p1 * g0)
+    Fp[3] += g0
+    Fp[4] += g1
+    Fp[5] += g2

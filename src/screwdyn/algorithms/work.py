@@ -1,0 +1,56 @@
+"""Work arrays of the kernels, carved out of one flat ``float64`` buffer.
+
+A single-state kernel takes its buffer from :func:`scratch`: on the stack of the calling thread
+(free, and private to the call, so kernels are reentrant and release the GIL), or from the heap
+for very large models. Batch kernels allocate one buffer per chunk of states.
+
+numba's ``reshape`` calls into a C helper for every array (about 0.04 us each, and ABA carves
+twelve); :func:`block2` and :func:`block3` make strided views, which cost nothing. Each kernel's
+carve takes at most ``work_size(n) = WORK_PER_BODY * (n + 1) + WORK_EXTRA`` floats.
+"""
+import numba
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+from numpy.lib.stride_tricks import as_strided
+
+from .layout import WORK_EXTRA, WORK_PER_BODY
+
+# Above this many floats (512 KiB) the buffer comes from the heap: threads may have small stacks.
+STACK_LIMIT = 65536
+
+
+@intrinsic
+def _stack_floats(typingctx, size):
+    """A pointer to ``size`` float64 on the stack of the current function (LLVM ``alloca``)."""
+    def codegen(context, builder, signature, args):
+        return builder.alloca(context.get_value_type(types.float64), size=args[0])
+    return types.CPointer(types.float64)(types.intp), codegen
+
+
+@njit(cache=True, inline="always")
+def work_size(n):
+    """Floats in the work buffer of a model with ``n`` bodies."""
+    return WORK_PER_BODY * (n + 1) + WORK_EXTRA
+
+
+@njit(cache=True, inline="always")
+def scratch(n):
+    """The work buffer of one single-state call, ``(work_size(n),)``: on the stack up to
+    ``STACK_LIMIT`` floats, else on the heap. Call it once per kernel entry, never in a loop."""
+    size = work_size(n)
+    if size <= STACK_LIMIT:
+        return numba.carray(_stack_floats(size), (size,))
+    return np.empty(size)
+
+
+@njit(cache=True, inline="always")
+def block2(w, o, a, b):
+    """``w[o: o + a b]`` viewed as an ``(a, b)`` row-major array."""
+    return as_strided(w[o: o + a * b], shape=(a, b), strides=(8 * b, 8))
+
+
+@njit(cache=True, inline="always")
+def block3(w, o, a, b, c):
+    """``w[o: o + a b c]`` viewed as an ``(a, b, c)`` row-major array."""
+    return as_strided(w[o: o + a * b * c], shape=(a, b, c), strides=(8 * b * c, 8 * c, 8))

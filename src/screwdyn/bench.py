@@ -4,7 +4,7 @@
     screwdyn bench ...
 
 For each robot (example-robot-data URDFs, loaded by both libraries) and function it times
-one state from Python (median of repeated loops, per call), and batches of states against
+one state from Python (median of interleaved rounds of loops, per call), and batches of states against
 Pinocchio's ``rneaInParallel`` / ``abaInParallel`` (same number of threads) or, where Pinocchio
 has no parallel version, a Python loop over its single-state call. It also checks that both
 libraries return the same numbers (max relative difference, joints matched by name).
@@ -31,26 +31,21 @@ _FUNCS = [
 ]
 
 
-def _per_call(fn, number, repeats):
-    """Median over ``repeats`` loops of ``number`` calls, in microseconds per call."""
-    fn()
-    times = []
+def _paired(fa, fb, number, repeats, per_a=1, per_b=1):
+    """Medians over ``repeats`` rounds, in microseconds per state (a call of ``fa`` does ``per_a``
+    states, one of ``fb`` ``per_b``): each round times a
+    loop of ``number`` calls of ``fa``, then of ``fb``. Interleaving puts both libraries under the
+    same load (this kind of machine drifts by tens of per cent within seconds)."""
+    fa()
+    fb()
+    ta, tb = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number * 1e6)
-    return statistics.median(times)
-
-
-def _once(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for f, times, per in ((fa, ta, per_a), (fb, tb, per_b)):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                f()
+            times.append((time.perf_counter() - t0) / (number * per) * 1e6)
+    return statistics.median(ta), statistics.median(tb)
 
 
 class _Robot:
@@ -112,7 +107,7 @@ def _check(pin, r, name, pfname, q, v, a):
     return float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
 
 
-def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeats=7, threads=None, out=print):
+def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeats=41, threads=None, out=print):
     import numba
     import pinocchio as pin
 
@@ -131,19 +126,19 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
             q, v, a = rng.uniform(-1, 1, n), rng.normal(size=n), rng.normal(size=n)
             err = _check(pin, r, name, pfname, q, v, a)
             qp, vp, ap = r.to_pin(q), r.to_pin(v), r.to_pin(a)
-            number = max(200, 20000 // max(1, n))
-            t_sd = _per_call(_sd_single(name, r.model, q, v, a), number, repeats)
-            t_pin = _per_call(_pin_single(pin, r, pfname, qp, vp, ap), number, repeats)
+            number = max(100, 4000 // max(1, n))
+            t_sd, t_pin = _paired(_sd_single(name, r.model, q, v, a), _pin_single(pin, r, pfname, qp, vp, ap),
+                                  number, repeats)
             rows.append((rname, name, 1, t_sd, t_pin, pfname, err))
             for B in batches:
                 Q, V, A = rng.uniform(-1, 1, (B, n)), rng.normal(size=(B, n)), rng.normal(size=(B, n))
                 sd = _sd_single(name, r.model, Q, V, A)
-                t_sd = _once(sd, max(3, repeats // 2)) / B * 1e6
+                rounds = max(3, repeats // 4)
                 if pparallel is not None:
                     QP, VP, AP = (np.ascontiguousarray(r.to_pin(X).T) for X in (Q, V, A))
                     res = np.empty((n, B))
                     f = getattr(pin, pparallel)
-                    t_pin = _once(lambda: f(threads, pool, QP, VP, AP, res), max(3, repeats // 2)) / B * 1e6
+                    t_sd, t_pin = _paired(sd, lambda: f(threads, pool, QP, VP, AP, res), 1, rounds, B, B)
                     ref = r.from_pin(res.T)
                     ours = sd()
                     err_b = float(np.abs(ours - ref).max() / max(1.0, np.abs(ref).max()))
@@ -151,7 +146,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                 else:
                     Bl = min(B, 2000)   # a Python loop: time a slice, report per state
                     fs = [_pin_single(pin, r, pfname, r.to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
-                    t_pin = _once(lambda: [f() for f in fs], max(3, repeats // 2)) / Bl * 1e6
+                    t_sd, t_pin = _paired(sd, lambda: [f() for f in fs], 1, rounds, B, Bl)
                     err_b = err
                     label = f"loop of {pfname}"
                 rows.append((rname, name, B, t_sd, t_pin, label, err_b))
@@ -200,7 +195,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="screwdyn bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--robots", nargs="+", default=["panda", "ur5", "talos_full_v2"])
     p.add_argument("--batch", nargs="*", type=int, default=[1000, 100000], help="batch sizes (states)")
-    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--repeats", type=int, default=41, help="rounds of single-state timing (batches: a quarter)")
     p.add_argument("--threads", type=int, default=None, help="threads for both libraries (default: numba's)")
     p.add_argument("--markdown", action="store_true", help="also print a Markdown table")
     args = p.parse_args(argv)

@@ -35,13 +35,10 @@ The armature (reflected rotor inertia ``n_r^2 I_m``) enters only ``D_i``, as in 
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import (
-    inertia10_apply, inertia10_to_matrix, inertia10_transform, matrix6_shift_add, pose_to_aligned,
-)
-from .joints import joint_transform, motion_subspace
+from .inertia_kernels import inertia10_apply6, inertia10_rotate, inertia10_to_matrix, matrix6_shift_add
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .rnea import NO_FEXT, nonfinite_code
-from .spatial_kernels import wrench_to_parent
+from .spatial_kernels import aligned_body, wrench_to_parent
 from .work import block2, block3, scratch, work_size
 
 
@@ -49,9 +46,9 @@ from .work import block2, block3, scratch, work_size
 def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h):
     """One state: writes ``qdd (n,)``. Returns 0, or 5 when some ``D_i <= 0`` (a singular mass
     matrix: a joint that moves no inertia). Work arrays: ``R (n+2,3,3)``, ``p (n+2,3)``: ``R_i``
-    and ``r_i`` (row ``n``: ``T_{p,i}`` scratch, row ``n+1 = -1``: the base), ``J (n+1,6)`` (row ``n``:
-    ``S_i`` scratch), ``V (n+1,6)`` (base last; reused for ``a`` in pass 3), ``c, pA, U (n,6)``,
-    ``IA (n,6,6)``, ``D, u (n,)``, ``Y (10,)``, ``h (6,)``."""
+    and ``r_i`` (row ``n+1 = -1``: the base; row ``n`` unused), ``J (n+1,6)`` (row ``n`` unused),
+    ``V (n+1,6)`` (base last; reused for ``a`` in pass 3), ``c, pA, U (n,6)``,
+    ``IA (n,6,6)``, ``D, u (n,)``, ``Y (1, 10)``, ``h (6,)``."""
     n = kd.shape[0] - 1
     for a in range(3):
         for b in range(3):
@@ -59,21 +56,13 @@ def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, 
         p[n + 1, a] = 0.0
     for k in range(6):
         V[n, k] = 0.0
-    R_pi = R[n]
-    p_pi = p[n]
-    S = J[n]
 
     # Pass 1: poses, twists, velocity-product accelerations, inertias and bias wrenches.
     zero = p[n + 1]                                              # the base's position, 0
     for i in range(n):
         par = int(kd[i, PARENT])                                 # -1: the base, row n + 1
-        joint_transform(kd, i, q[i], R_pi, p_pi)
-        motion_subspace(kd, i, S)
-        pose_to_aligned(R[par], R_pi, p_pi, R[i], p[i])          # R_i = R_p R_pi, r_i = R_p p_pi
+        Rt = aligned_body(kd, i, q[i], par, R, p, J)   # R_i = R_p R_pi, r_i = R_p p_pi, J_i
         Ri = R[i]
-        for a in range(3):                                       # J_i = (R_i s_w, R_i s_v)
-            J[i, a] = Ri[a, 0] * S[0] + Ri[a, 1] * S[1] + Ri[a, 2] * S[2]
-            J[i, 3 + a] = Ri[a, 0] * S[3] + Ri[a, 1] * S[4] + Ri[a, 2] * S[5]
         r0, r1, r2 = p[i, 0], p[i, 1], p[i, 2]
         qdi = qd[i]
         J0, J1, J2, J3, J4, J5 = J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]
@@ -92,9 +81,9 @@ def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, 
         c[i, 3] = qdi * ((v1 * J2 - v2 * J1) + (w1 * J5 - w2 * J4))
         c[i, 4] = qdi * ((v2 * J0 - v0 * J2) + (w2 * J3 - w0 * J5))
         c[i, 5] = qdi * ((v0 * J1 - v1 * J0) + (w0 * J4 - w1 * J3))
-        inertia10_transform(Ri, zero, kd[i, MASS:MASS + 10], Y, False)   # Y_i: G_i rotated by R_i
-        inertia10_to_matrix(Y, IA[i])                            # IA_i = Y_i
-        hn0, hn1, hn2, hf0, hf1, hf2 = inertia10_apply(Y, V[i])  # h = Y_i V_i = (h_n, h_f)
+        inertia10_rotate(Rt, kd, i, MASS, Y, 0)                  # Y_i: G_i rotated by R_i
+        inertia10_to_matrix(Y[0], IA[i])                            # IA_i = Y_i
+        hn0, hn1, hn2, hf0, hf1, hf2 = inertia10_apply6(Y, 0, 0, w0, w1, w2, v0, v1, v2)  # h = Y_i V_i
         # pA_i = -[ad_V_i]^T h = (w x h_n + v x h_f, w x h_f)
         pA[i, 0] = (w1 * hn2 - w2 * hn1) + (v1 * hf2 - v2 * hf1)
         pA[i, 1] = (w2 * hn0 - w0 * hn2) + (v2 * hf0 - v0 * hf2)
@@ -198,7 +187,7 @@ def _carve(w, n):
     o += n
     u = w[o: o + n]
     o += n
-    Y = w[o: o + 10]
+    Y = block2(w, o, 1, 10)
     o += 10
     h = w[o: o + 6]
     return R, p, J, V, c, IA, pA, U, D, u, Y, h

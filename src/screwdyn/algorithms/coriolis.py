@@ -116,7 +116,7 @@ def coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h):
         B10, B11, B12 = Bc[l, 3], Bc[l, 4], Bc[l, 5]
         B20, B21, B22 = Bc[l, 6], Bc[l, 7], Bc[l, 8]
         f0, f1, f2 = Bc[l, 9], Bc[l, 10], Bc[l, 11]
-        F0, F1, F2, F3, F4, F5 = inertia10_apply(Yc[l], dJ[l])  # dF_l = Yc_l dJ_l + Bc_l J_l
+        F0, F1, F2, F3, F4, F5 = inertia10_apply(Yc, l, dJ, l)  # dF_l = Yc_l dJ_l + Bc_l J_l
         F0 += B00 * Jw0 + B01 * Jw1 + B02 * Jw2
         F1 += B10 * Jw0 + B11 * Jw1 + B12 * Jw2
         F2 += B20 * Jw0 + B21 * Jw1 + B22 * Jw2
@@ -124,7 +124,7 @@ def coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h):
         F4 += Jw2 * f0 - Jw0 * f2
         F5 += Jw0 * f1 - Jw1 * f0
         C[l, l] = Jw0 * F0 + Jw1 * F1 + Jw2 * F2 + Jv0 * F3 + Jv1 * F4 + Jv2 * F5
-        a0, a1, a2, a3, a4, a5 = inertia10_apply(Yc[l], J[l])    # a_l = Yc_l J_l
+        a0, a1, a2, a3, a4, a5 = inertia10_apply(Yc, l, J, l)    # a_l = Yc_l J_l
         g0 = B00 * Jw0 + B10 * Jw1 + B20 * Jw2 + (f1 * Jv2 - f2 * Jv1)   # g = Bc_l^T J_l = (g, 0)
         g1 = B01 * Jw0 + B11 * Jw1 + B21 * Jw2 + (f2 * Jv0 - f0 * Jv2)
         g2 = B02 * Jw0 + B12 * Jw1 + B22 * Jw2 + (f0 * Jv1 - f1 * Jv0)

@@ -27,9 +27,9 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import inertia10_apply, inertia10_rotate, inertia10_shift_add
-from .joints import joint_pose, joint_screw
 from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
+from .spatial_kernels import aligned_body
 from .work import block2, block3, scratch, work_size
 
 
@@ -48,42 +48,13 @@ def crba_state(kd, q, M, R, p, J, Ic, P):
     for i in range(n):
         par = int(kd[i, PARENT])                                 # -1: the base, row n + 1
         P[i] = par
-        b00, b01, b02, b10, b11, b12, b20, b21, b22, e0, e1, e2 = joint_pose(kd, i, q[i])   # T_{p,i}
-        s0, s1, s2, s3, s4, s5 = joint_screw(kd, i)
-        Rp = R[par]
-        a00, a01, a02 = Rp[0, 0], Rp[0, 1], Rp[0, 2]
-        a10, a11, a12 = Rp[1, 0], Rp[1, 1], Rp[1, 2]
-        a20, a21, a22 = Rp[2, 0], Rp[2, 1], Rp[2, 2]
-        # R_i = R_p R_{p,i},  r_i = R_p p_{p,i}
-        c00 = a00 * b00 + a01 * b10 + a02 * b20
-        c01 = a00 * b01 + a01 * b11 + a02 * b21
-        c02 = a00 * b02 + a01 * b12 + a02 * b22
-        c10 = a10 * b00 + a11 * b10 + a12 * b20
-        c11 = a10 * b01 + a11 * b11 + a12 * b21
-        c12 = a10 * b02 + a11 * b12 + a12 * b22
-        c20 = a20 * b00 + a21 * b10 + a22 * b20
-        c21 = a20 * b01 + a21 * b11 + a22 * b21
-        c22 = a20 * b02 + a21 * b12 + a22 * b22
-        Ri = R[i]
-        Ri[0, 0], Ri[0, 1], Ri[0, 2] = c00, c01, c02
-        Ri[1, 0], Ri[1, 1], Ri[1, 2] = c10, c11, c12
-        Ri[2, 0], Ri[2, 1], Ri[2, 2] = c20, c21, c22
-        p[i, 0] = a00 * e0 + a01 * e1 + a02 * e2
-        p[i, 1] = a10 * e0 + a11 * e1 + a12 * e2
-        p[i, 2] = a20 * e0 + a21 * e1 + a22 * e2
-        # J_i = (R_i s_w, R_i s_v)
-        J[i, 0] = c00 * s0 + c01 * s1 + c02 * s2
-        J[i, 1] = c10 * s0 + c11 * s1 + c12 * s2
-        J[i, 2] = c20 * s0 + c21 * s1 + c22 * s2
-        J[i, 3] = c00 * s3 + c01 * s4 + c02 * s5
-        J[i, 4] = c10 * s3 + c11 * s4 + c12 * s5
-        J[i, 5] = c20 * s3 + c21 * s4 + c22 * s5
-        inertia10_rotate((c00, c01, c02, c10, c11, c12, c20, c21, c22), kd[i, MASS:MASS + 10], Ic[i])  # G_i in world axes
+        Rt = aligned_body(kd, i, q[i], par, R, p, J)   # R_i = R_p R_pi, r_i = R_p p_pi, J_i
+        inertia10_rotate(Rt, kd, i, MASS, Ic, i)       # G_i in world axes
         for j in range(n):
             M[i, j] = 0.0
     # Pass 2: composite inertias, tips to base, and the rows of M.
     for i in range(n - 1, -1, -1):
-        F0, F1, F2, F3, F4, F5 = inertia10_apply(Ic[i], J[i])    # F = Ic_i J_i
+        F0, F1, F2, F3, F4, F5 = inertia10_apply(Ic, i, J, i)    # F = Ic_i J_i
         M[i, i] = (J[i, 0] * F0 + J[i, 1] * F1 + J[i, 2] * F2
                    + J[i, 3] * F3 + J[i, 4] * F4 + J[i, 5] * F5) + kd[i, ARMAT]
         j = i

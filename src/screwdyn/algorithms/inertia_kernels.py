@@ -16,11 +16,13 @@ parent -> child is ``X = [Ad_{T_{i,p}}] = [[R^T, 0], [-R^T [p], R^T]]`` and an i
 to the parent as ``X^T G X`` (a congruence, so symmetry and 10-parameter form are kept):
 
 * :func:`inertia10_times`          ``out = G V``
-* :func:`inertia10_apply`          ``G V`` returned as six numbers (no output array)
-* :func:`inertia10_apply6`         the same with ``V`` given as six numbers
+* :func:`inertia10_apply6`         ``G V`` returned as six numbers, ``V`` given as six numbers
+* :func:`inertia10_apply`          the same for ``V`` a row of an array
 * :func:`inertia10_transform`      ``I10' = X^T I10 X`` written (``add``) or added, with ``(R, p)``
   the pose of the inertia's frame in the target frame (composite inertias, world inertias)
 * :func:`inertia10_rotate`          ``I10' = X^T I10 X`` for a pure rotation ``X`` (``R`` as nine numbers)
+
+The row-wise functions read and write rows of 2-D arrays in place, by index.
 * :func:`inertia10_shift_add`      ``I10' += X^T I10 X`` for a pure translation ``X``
 * :func:`inertia10_to_matrix`      the 6x6 matrix ``G``
 * :func:`matrix6_to_parent_add`    ``IA_p += X^T IA X`` for a full symmetric 6x6 matrix
@@ -52,23 +54,25 @@ def inertia10_times(I, V, out):
 
 
 @njit(cache=True, inline="always")
-def inertia10_apply(I, V):
-    """``G V = (I_o w + h x v, m v - h x w)`` as a tuple of six numbers, for ``I = (m, h, I_o)``."""
-    return inertia10_apply6(I, V[0], V[1], V[2], V[3], V[4], V[5])
-
-
-@njit(cache=True, inline="always")
-def inertia10_apply6(I, w0, w1, w2, v0, v1, v2):
-    """``G (w, v) = (I_o w + h x v, m v - h x w)`` as six numbers, for ``I = (m, h, I_o)``."""
-    m = I[0]
-    h0, h1, h2 = I[1], I[2], I[3]
-    ixx, ixy, ixz, iyy, iyz, izz = I[4], I[5], I[6], I[7], I[8], I[9]
+def inertia10_apply6(A, r, c, w0, w1, w2, v0, v1, v2):
+    """``G (w, v) = (I_o w + h x v, m v - h x w)`` as six numbers, for the inertia
+    ``I = (m, h, I_o) = A[r, c: c + 10]`` (a row of a 2-D array, read in place: a row view passed
+    into an inlined function costs a reference count each time)."""
+    m = A[r, c]
+    h0, h1, h2 = A[r, c + 1], A[r, c + 2], A[r, c + 3]
+    ixx, ixy, ixz, iyy, iyz, izz = A[r, c + 4], A[r, c + 5], A[r, c + 6], A[r, c + 7], A[r, c + 8], A[r, c + 9]
     return (ixx * w0 + ixy * w1 + ixz * w2 + h1 * v2 - h2 * v1,
             ixy * w0 + iyy * w1 + iyz * w2 + h2 * v0 - h0 * v2,
             ixz * w0 + iyz * w1 + izz * w2 + h0 * v1 - h1 * v0,
             m * v0 - (h1 * w2 - h2 * w1),
             m * v1 - (h2 * w0 - h0 * w2),
             m * v2 - (h0 * w1 - h1 * w0))
+
+
+@njit(cache=True, inline="always")
+def inertia10_apply(A, r, V, s):
+    """``G V`` for the inertia ``A[r, 0:10]`` and the 6-vector ``V[s]``, as six numbers."""
+    return inertia10_apply6(A, r, 0, V[s, 0], V[s, 1], V[s, 2], V[s, 3], V[s, 4], V[s, 5])
 
 
 @njit(cache=True, inline="always")
@@ -136,12 +140,13 @@ def inertia10_transform(R, p, I, out, add):
 
 
 @njit(cache=True, inline="always")
-def inertia10_rotate(Rt, I, out):
-    """``out = X^T I X`` for a pure rotation, ``Rt`` the nine numbers of ``R`` (row-major):
-    ``m' = m``, ``h' = R h``, ``I_o' = R I_o R^T`` (:func:`inertia10_transform` with ``p = 0``)."""
+def inertia10_rotate(Rt, A, r, c, out, o):
+    """``out[o, 0:10] = X^T I X`` for a pure rotation, ``Rt`` the nine numbers of ``R`` (row-major)
+    and ``I = A[r, c: c + 10]``: ``m' = m``, ``h' = R h``, ``I_o' = R I_o R^T``
+    (:func:`inertia10_transform` with ``p = 0``)."""
     R00, R01, R02, R10, R11, R12, R20, R21, R22 = Rt
-    h0, h1, h2 = I[1], I[2], I[3]
-    ixx, ixy, ixz, iyy, iyz, izz = I[4], I[5], I[6], I[7], I[8], I[9]
+    h0, h1, h2 = A[r, c + 1], A[r, c + 2], A[r, c + 3]
+    ixx, ixy, ixz, iyy, iyz, izz = A[r, c + 4], A[r, c + 5], A[r, c + 6], A[r, c + 7], A[r, c + 8], A[r, c + 9]
     t00 = R00 * ixx + R01 * ixy + R02 * ixz         # T = R I_o
     t01 = R00 * ixy + R01 * iyy + R02 * iyz
     t02 = R00 * ixz + R01 * iyz + R02 * izz
@@ -151,16 +156,16 @@ def inertia10_rotate(Rt, I, out):
     t20 = R20 * ixx + R21 * ixy + R22 * ixz
     t21 = R20 * ixy + R21 * iyy + R22 * iyz
     t22 = R20 * ixz + R21 * iyz + R22 * izz
-    out[0] = I[0]
-    out[1] = R00 * h0 + R01 * h1 + R02 * h2
-    out[2] = R10 * h0 + R11 * h1 + R12 * h2
-    out[3] = R20 * h0 + R21 * h1 + R22 * h2
-    out[4] = t00 * R00 + t01 * R01 + t02 * R02
-    out[5] = t00 * R10 + t01 * R11 + t02 * R12
-    out[6] = t00 * R20 + t01 * R21 + t02 * R22
-    out[7] = t10 * R10 + t11 * R11 + t12 * R12
-    out[8] = t10 * R20 + t11 * R21 + t12 * R22
-    out[9] = t20 * R20 + t21 * R21 + t22 * R22
+    out[o, 0] = A[r, c]
+    out[o, 1] = R00 * h0 + R01 * h1 + R02 * h2
+    out[o, 2] = R10 * h0 + R11 * h1 + R12 * h2
+    out[o, 3] = R20 * h0 + R21 * h1 + R22 * h2
+    out[o, 4] = t00 * R00 + t01 * R01 + t02 * R02
+    out[o, 5] = t00 * R10 + t01 * R11 + t02 * R12
+    out[o, 6] = t00 * R20 + t01 * R21 + t02 * R22
+    out[o, 7] = t10 * R10 + t11 * R11 + t12 * R12
+    out[o, 8] = t10 * R20 + t11 * R21 + t12 * R22
+    out[o, 9] = t20 * R20 + t21 * R21 + t22 * R22
 
 
 @njit(cache=True, inline="always")

@@ -99,9 +99,8 @@ def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
         V[i, 0], V[i, 1], V[i, 2], V[i, 3], V[i, 4], V[i, 5] = w0, w1, w2, v0, v1, v2
         dV[i, 0], dV[i, 1], dV[i, 2], dV[i, 3], dV[i, 4], dV[i, 5] = a0, a1, a2, a3, a4, a5
         # Body wrench: F_i = G_i dV_i - [ad_V_i]^T G_i V_i - F_ext_i,  -[ad_V]^T h = (w x h_n + v x h_f, w x h_f)
-        I = kd[i, MASS:MASS + 10]                                  # (m, m c, I_o)
-        f0, f1, f2, f3, f4, f5 = inertia10_apply6(I, a0, a1, a2, a3, a4, a5)
-        h0, h1, h2, h3, h4, h5 = inertia10_apply6(I, w0, w1, w2, v0, v1, v2)
+        f0, f1, f2, f3, f4, f5 = inertia10_apply6(kd, i, MASS, a0, a1, a2, a3, a4, a5)   # G_i = (m, m c, I_o)
+        h0, h1, h2, h3, h4, h5 = inertia10_apply6(kd, i, MASS, w0, w1, w2, v0, v1, v2)
         F[i, 0] = f0 + (w1 * h2 - w2 * h1) + (v1 * h5 - v2 * h4)
         F[i, 1] = f1 + (w2 * h0 - w0 * h2) + (v2 * h3 - v0 * h5)
         F[i, 2] = f2 + (w0 * h1 - w1 * h0) + (v0 * h4 - v1 * h3)
@@ -119,7 +118,7 @@ def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
                   + W[i, 15] * f0 + W[i, 16] * f1 + W[i, 17] * f2) + kd[i, ARMAT] * qdd[i]
         T = (W[i, 0], W[i, 1], W[i, 2], W[i, 3], W[i, 4], W[i, 5],
              W[i, 6], W[i, 7], W[i, 8], W[i, 9], W[i, 10], W[i, 11])
-        wrench_to_parent6(T, n0, n1, n2, f0, f1, f2, F[int(kd[i, PARENT])])
+        wrench_to_parent6(T, n0, n1, n2, f0, f1, f2, F, int(kd[i, PARENT]))
 
 
 @njit(cache=True)

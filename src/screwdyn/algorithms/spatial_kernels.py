@@ -8,10 +8,15 @@ The same operators as :mod:`screwdyn.spatial`, (omega, v) and (n, f) ordering, f
 * :func:`bracket`             ``[ad_V] S = (w x s_w, v x s_w + w x s_v)``
 * :func:`coadjoint_bias`      ``-[ad_V]^T h = (w x h_n + v x h_f, w x h_f)``
 
+and, for the kernels that work in world-aligned frames (CRBA, ABA),
+:func:`aligned_body` ``R_i = R_p R_{p,i}``, ``r_i = R_p p_{p,i}``, ``J_i = (R_i s_w, R_i s_v)``.
+
 The ``*6`` variants take the pose as the twelve numbers of :func:`.joints.joint_pose` and the
 6-vectors as plain numbers, and return plain numbers: no array traffic in the inner loops.
 """
 from numba import njit
+
+from .joints import joint_pose, joint_screw
 
 
 
@@ -79,15 +84,51 @@ def twist_to_child6(T, w0, w1, w2, v0, v1, v2):
 
 
 @njit(cache=True, inline="always")
-def wrench_to_parent6(T, n0, n1, n2, f0, f1, f2, Fp):
-    """``Fp += [Ad_{T_{i,p}}]^T (n, f) = (R n + p x R f, R f)`` for ``T_{p,i} = T = (R, p)`` (12 numbers)."""
+def wrench_to_parent6(T, n0, n1, n2, f0, f1, f2, F, par):
+    """``F[par] += [Ad_{T_{i,p}}]^T (n, f) = (R n + p x R f, R f)`` for ``T_{p,i} = T = (R, p)`` (12 numbers)."""
     R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2 = T
     g0 = R00 * f0 + R01 * f1 + R02 * f2
     g1 = R10 * f0 + R11 * f1 + R12 * f2
     g2 = R20 * f0 + R21 * f1 + R22 * f2
-    Fp[0] += R00 * n0 + R01 * n1 + R02 * n2 + (p1 * g2 - p2 * g1)
-    Fp[1] += R10 * n0 + R11 * n1 + R12 * n2 + (p2 * g0 - p0 * g2)
-    Fp[2] += R20 * n0 + R21 * n1 + R22 * n2 + (p0 * g1 - p1 * g0)
-    Fp[3] += g0
-    Fp[4] += g1
-    Fp[5] += g2
+    F[par, 0] += R00 * n0 + R01 * n1 + R02 * n2 + (p1 * g2 - p2 * g1)
+    F[par, 1] += R10 * n0 + R11 * n1 + R12 * n2 + (p2 * g0 - p0 * g2)
+    F[par, 2] += R20 * n0 + R21 * n1 + R22 * n2 + (p0 * g1 - p1 * g0)
+    F[par, 3] += g0
+    F[par, 4] += g1
+    F[par, 5] += g2
+
+
+@njit(cache=True, inline="always")
+def aligned_body(kd, i, qi, par, R, r, J):
+    """Body ``i`` in world-aligned form (see :mod:`.crba`): from its parent's axes ``R[par]``
+    write ``R[i] = R_p R_{p,i}(q_i)``, the offset ``r[i] = R_p p_{p,i}`` of its origin from its
+    parent's, in world axes, and its joint axis ``J[i] = (R_i s_w, R_i s_v)``. Returns ``R_i`` as
+    nine numbers (row-major). (Whole arrays and indices, not row views: a view passed into an
+    inlined function costs a reference count each time.)"""
+    b00, b01, b02, b10, b11, b12, b20, b21, b22, e0, e1, e2 = joint_pose(kd, i, qi)   # T_{p,i}
+    s0, s1, s2, s3, s4, s5 = joint_screw(kd, i)
+    a00, a01, a02 = R[par, 0, 0], R[par, 0, 1], R[par, 0, 2]
+    a10, a11, a12 = R[par, 1, 0], R[par, 1, 1], R[par, 1, 2]
+    a20, a21, a22 = R[par, 2, 0], R[par, 2, 1], R[par, 2, 2]
+    c00 = a00 * b00 + a01 * b10 + a02 * b20
+    c01 = a00 * b01 + a01 * b11 + a02 * b21
+    c02 = a00 * b02 + a01 * b12 + a02 * b22
+    c10 = a10 * b00 + a11 * b10 + a12 * b20
+    c11 = a10 * b01 + a11 * b11 + a12 * b21
+    c12 = a10 * b02 + a11 * b12 + a12 * b22
+    c20 = a20 * b00 + a21 * b10 + a22 * b20
+    c21 = a20 * b01 + a21 * b11 + a22 * b21
+    c22 = a20 * b02 + a21 * b12 + a22 * b22
+    R[i, 0, 0], R[i, 0, 1], R[i, 0, 2] = c00, c01, c02
+    R[i, 1, 0], R[i, 1, 1], R[i, 1, 2] = c10, c11, c12
+    R[i, 2, 0], R[i, 2, 1], R[i, 2, 2] = c20, c21, c22
+    r[i, 0] = a00 * e0 + a01 * e1 + a02 * e2
+    r[i, 1] = a10 * e0 + a11 * e1 + a12 * e2
+    r[i, 2] = a20 * e0 + a21 * e1 + a22 * e2
+    J[i, 0] = c00 * s0 + c01 * s1 + c02 * s2
+    J[i, 1] = c10 * s0 + c11 * s1 + c12 * s2
+    J[i, 2] = c20 * s0 + c21 * s1 + c22 * s2
+    J[i, 3] = c00 * s3 + c01 * s4 + c02 * s5
+    J[i, 4] = c10 * s3 + c11 * s4 + c12 * s5
+    J[i, 5] = c20 * s3 + c21 * s4 + c22 * s5
+    return c00, c01, c02, c10, c11, c12, c20, c21, c22

@@ -32,7 +32,6 @@ and the frame operations of the kernels that work in world axes (Coriolis, kinem
 and ABA in world-aligned frames at each body's origin):
 
 * :func:`pose_to_world`            ``T_{0,i} = T_{0,p} T_{p,i}``
-* :func:`pose_to_aligned`          ``R_{0,i} = R_{0,p} R`` and the offset ``r_i = R_{0,p} p`` in world axes
 * :func:`twist_to_world`           ``[Ad_T] S = (R w, R v + p x R w)``: a body's screw axis in {0}
 """
 from numba import njit
@@ -257,18 +256,6 @@ def pose_to_world(Rw, pw, R, p, Rwi, pwi):
         Rwi[a, 1] = Ra0 * R[0, 1] + Ra1 * R[1, 1] + Ra2 * R[2, 1]
         Rwi[a, 2] = Ra0 * R[0, 2] + Ra1 * R[1, 2] + Ra2 * R[2, 2]
         pwi[a] = Ra0 * p[0] + Ra1 * p[1] + Ra2 * p[2] + pw[a]
-
-
-@njit(cache=True, inline="always")
-def pose_to_aligned(Rw, R, p, Rwi, r):
-    """``R_0i = R_0p R`` and ``r = R_0p p``: body ``i``'s axes in {0} and its origin relative to its
-    parent's, in world axes (no world position: lever arms stay body-sized, see :mod:`.aba`)."""
-    for a in range(3):
-        Ra0, Ra1, Ra2 = Rw[a, 0], Rw[a, 1], Rw[a, 2]
-        Rwi[a, 0] = Ra0 * R[0, 0] + Ra1 * R[1, 0] + Ra2 * R[2, 0]
-        Rwi[a, 1] = Ra0 * R[0, 1] + Ra1 * R[1, 1] + Ra2 * R[2, 1]
-        Rwi[a, 2] = Ra0 * R[0, 2] + Ra1 * R[1, 2] + Ra2 * R[2, 2]
-        r[a] = Ra0 * p[0] + Ra1 * p[1] + Ra2 * p[2]
 
 
 @njit(cache=True, inline="always")

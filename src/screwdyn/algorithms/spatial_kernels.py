@@ -6,7 +6,6 @@ The same operators as :mod:`screwdyn.spatial`, (omega, v) and (n, f) ordering, f
 * :func:`twist_to_child`      ``V_i  = [Ad_{T_{i,p}}] V_p = (R^T w, R^T (v + w x p))``
 * :func:`wrench_to_parent`    ``F_p += [Ad_{T_{i,p}}]^T F_i = (R n + p x R f, R f)``
 * :func:`bracket`             ``[ad_V] S = (w x s_w, v x s_w + w x s_v)``
-* :func:`coadjoint_bias`      ``-[ad_V]^T h = (w x h_n + v x h_f, w x h_f)``
 
 and, for the kernels that work in world-aligned frames (CRBA, ABA),
 :func:`aligned_body` ``R_i = R_p R_{p,i}``, ``r_i = R_p p_{p,i}``, ``J_i = (R_i s_w, R_i s_v)``.
@@ -62,14 +61,6 @@ def bracket_add(V, S, scale, out):
     cross_add(V[0], V[1], V[2], S[0], S[1], S[2], out, 0, scale)
     cross_add(V[3], V[4], V[5], S[0], S[1], S[2], out, 3, scale)
     cross_add(V[0], V[1], V[2], S[3], S[4], S[5], out, 3, scale)
-
-
-@njit(cache=True, inline="always")
-def coadjoint_bias_add(V, h, out):
-    """``out += -[ad_V]^T h = (w x h_n + v x h_f, w x h_f)`` (note 000, section 3.3)."""
-    cross_add(V[0], V[1], V[2], h[0], h[1], h[2], out, 0, 1.0)
-    cross_add(V[3], V[4], V[5], h[3], h[4], h[5], out, 0, 1.0)
-    cross_add(V[0], V[1], V[2], h[3], h[4], h[5], out, 3, 1.0)
 
 
 @njit(cache=True, inline="always")

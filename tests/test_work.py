@@ -30,3 +30,31 @@ def test_block_views_alias_the_buffer():
     np.testing.assert_array_equal(b3, w[10:34].reshape(2, 3, 4))
     b2[1, 2] = -1.0
     assert w[4 + 5 + 2] == -1.0
+
+
+def test_single_state_inputs_of_any_layout_give_the_same_answer(rng):
+    """The fast paths call the kernels' compiled entry points, bound for 1-D inputs of any stride:
+    strided views (the kernels answer NOT_FAST and the general path copies), read-only arrays,
+    rows of a batch, lists and integers all give the contiguous float64 answer exactly."""
+    model = random_model(rng, n=6, fixed=1)
+    n = model.n
+    q, qd, qdd = random_state(rng, n)
+    cases = {
+        "strided": lambda x: np.repeat(x, 2)[::2],
+        "reversed": lambda x: x[::-1].copy()[::-1],
+        "read-only": lambda x: np.broadcast_to(x, (1, n))[0],
+        "row of a batch": lambda x: np.stack([x, x])[1],
+        "column of a Fortran batch": lambda x: np.asfortranarray(np.stack([x, x], axis=1))[:, 0],
+        "list": lambda x: list(x),
+    }
+    functions = [(screwdyn.inverse_dynamics, (q, qd, qdd)), (screwdyn.mass_matrix, (q,)),
+                 (screwdyn.forward_dynamics, (q, qd, qdd)), (screwdyn.coriolis_matrix, (q, qd)),
+                 (screwdyn.gravity_torques, (q,)), (screwdyn.bias_torques, (q, qd))]
+    for f, args in functions:
+        want = f(model, *args)
+        for name, make in cases.items():
+            got = f(model, *(make(a) for a in args))
+            assert np.array_equal(got, want), (f.__name__, name)
+    assert not np.repeat(q, 2)[::2].flags.c_contiguous
+    q_int = np.arange(n)
+    assert np.array_equal(screwdyn.mass_matrix(model, q_int), screwdyn.mass_matrix(model, q_int.astype(float)))

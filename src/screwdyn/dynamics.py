@@ -26,6 +26,7 @@ from .algorithms import energy as _energy
 from .algorithms import kinematics as _kin
 from .algorithms import ltdl as _ltdl
 from .algorithms import rnea as _rnea
+from .algorithms.work import NOT_FAST
 from .errors import InputError, ModelError
 from .model import Model
 from .spatial import Ad, inverse_transform
@@ -69,11 +70,41 @@ def _output(out, shape, name="out") -> np.ndarray:
 
 
 _ND = np.ndarray
-# The single-state fast paths test inline (a helper call costs more than the tests) that every
-# state argument is a 1-D float64 ndarray; numba's dispatcher types them in C, and the kernels
-# check the lengths before any loop and return _LENGTH_MISMATCH, upon which the general path
-# reports the error.
-_LENGTH_MISMATCH = 9   # a single-state kernel's code for vectors of the wrong length
+_NOT_FAST = NOT_FAST   # a single-state kernel's code for a wrong length or a strided input
+_contiguous = np.ascontiguousarray
+
+
+class _Entries:
+    """The compiled entry points of the single-state kernels, each bound on first use.
+
+    numba's dispatcher types every argument of every call (about 0.04 us an array); the compiled
+    entry point of one signature skips that, but checks nothing. So a fast path calls it only
+    with exactly the bound types, which it has tested inline (a helper call would cost more than
+    the tests): ``model._kd`` of an exact :class:`Model`, 1-D float64 ndarrays, and an output it
+    made itself. Lengths and strides are the kernels' to check: they return ``NOT_FAST`` before
+    any loop, and the general path then checks, copies or reports.
+    """
+    _C2 = numba.types.Array(numba.types.float64, 2, "C")
+    _C1 = numba.types.Array(numba.types.float64, 1, "C")
+    _A1 = numba.types.Array(numba.types.float64, 1, "A")
+    _SIGNATURES = {
+        "rnea": (_rnea.rnea, (_C2, _A1, _A1, _A1, _C1)),
+        "crba": (_crba.crba, (_C2, _A1, _C2)),
+        "aba": (_aba.aba, (_C2, _A1, _A1, _A1, _C1)),
+        "coriolis": (_coriolis.coriolis, (_C2, _A1, _A1, _C2)),
+    }
+
+    def __getattr__(self, name):
+        try:
+            kernel, signature = self._SIGNATURES[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        entry = kernel.compile(signature)   # from numba's cache when it is warm
+        setattr(self, name, entry)
+        return entry
+
+
+_entry = _Entries()
 
 
 def _chunks(B):
@@ -194,10 +225,10 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
             and type(q) is _ND and type(qd) is _ND and type(qdd) is _ND and q.ndim == qd.ndim == qdd.ndim == 1
             and q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64):
         tau = np.empty(model.n)
-        code = _rnea.rnea(model._kd, q, qd, qdd, tau)
+        code = _entry.rnea(model._kd, q, qd, qdd, tau)
         if code == 0:
             return tau
-        if code != _LENGTH_MISMATCH:
+        if code != _NOT_FAST:
             _raise_nonfinite(code)
     _check_model(model)
     n = model.n
@@ -207,8 +238,9 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
     kd = model._kd
     if q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1 and (f_ext is None or isinstance(f_ext, dict)):
         tau = _output(out, (n,))
+        q, qd, qdd = _contiguous(q), _contiguous(qd), _contiguous(qdd)
         if f_ext is None:
-            code = _rnea.rnea(kd, q, qd, qdd, tau)
+            code = _entry.rnea(kd, q, qd, qdd, tau)
         else:
             code = _rnea.rnea_fext(kd, q, qd, qdd, external_wrenches(model, f_ext), tau)
         if code:
@@ -266,17 +298,17 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     """
     if out is None and type(model) is Model and type(q) is _ND and q.ndim == 1 and q.dtype is _F64:
         M = np.empty((model.n, model.n))
-        code = _crba.crba(model._kd, q, M)
+        code = _entry.crba(model._kd, q, M)
         if code == 0:
             return M
-        if code != _LENGTH_MISMATCH:
+        if code != _NOT_FAST:
             _raise_nonfinite(code)
     _check_model(model)
     n = model.n
     q = _vector(q, n, "q")
     if q.ndim == 1:
         M = _output(out, (n, n))
-        code = _crba.crba(model._kd, q, M)
+        code = _entry.crba(model._kd, _contiguous(q), M)
         if code:
             _raise_nonfinite(code)
         return M
@@ -315,7 +347,7 @@ def gravity_torques(model: Model, q, *, out=None) -> np.ndarray:
     zero = np.zeros(n)
     if q.ndim == 1:
         tau = _output(out, (n,))
-        code = _rnea.rnea(model._kd, q, zero, zero, tau)
+        code = _entry.rnea(model._kd, _contiguous(q), zero, zero, tau)
         if code:
             _raise_nonfinite(code)
         return tau
@@ -333,7 +365,7 @@ def bias_torques(model: Model, q, qd, f_ext=None, *, out=None) -> np.ndarray:
     qd = _vector(qd, n, "qd")
     if f_ext is None and q.ndim == 1 and qd.ndim == 1:
         tau = _output(out, (n,))
-        code = _rnea.rnea(model._kd, q, qd, np.zeros(n), tau)
+        code = _entry.rnea(model._kd, _contiguous(q), _contiguous(qd), np.zeros(n), tau)
         if code:
             _raise_nonfinite(code)
         return tau
@@ -352,10 +384,10 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     if (out is None and type(model) is Model and type(q) is _ND and type(qd) is _ND and q.ndim == qd.ndim == 1
             and q.dtype is _F64 and qd.dtype is _F64):
         C = np.empty((model.n, model.n))
-        code = _coriolis.coriolis(model._kd, q, qd, C)
+        code = _entry.coriolis(model._kd, q, qd, C)
         if code == 0:
             return C
-        if code != _LENGTH_MISMATCH:
+        if code != _NOT_FAST:
             _raise_nonfinite(code)
     _check_model(model)
     n = model.n
@@ -363,7 +395,7 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     qd = _vector(qd, n, "qd")
     if _single(q, qd):
         C = _output(out, (n, n))
-        code = _coriolis.coriolis(model._kd, q, qd, C)
+        code = _entry.coriolis(model._kd, _contiguous(q), _contiguous(qd), C)
         if code:
             _raise_nonfinite(code)
         return C
@@ -392,10 +424,10 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
             and type(q) is _ND and type(qd) is _ND and type(tau) is _ND and q.ndim == qd.ndim == tau.ndim == 1
             and q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64):
         qdd = np.empty(model.n)
-        code = _aba.aba(model._kd, q, qd, tau, qdd)
+        code = _entry.aba(model._kd, q, qd, tau, qdd)
         if code == 0:
             return qdd
-        if code != _LENGTH_MISMATCH:
+        if code != _NOT_FAST:
             _raise_nonfinite(code, names=_FD_NAMES)
     _check_model(model)
     if method not in _FD_METHODS:
@@ -409,9 +441,10 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
     kd = model._kd
     if _single(q, qd, tau) and (f_ext is None or isinstance(f_ext, dict) or np.ndim(f_ext) == 2):
         qdd = _output(out, (n,))
+        q, qd, tau = _contiguous(q), _contiguous(qd), _contiguous(tau)
         if method == "aba":
             if f_ext is None:
-                code = _aba.aba(kd, q, qd, tau, qdd)
+                code = _entry.aba(kd, q, qd, tau, qdd)
             else:
                 code = _aba.aba_fext(kd, q, qd, tau, _fext_single(model, f_ext), qdd)
         else:

@@ -39,7 +39,7 @@ from .inertia_kernels import inertia10_apply6, inertia10_rotate, inertia10_to_ma
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .rnea import NO_FEXT, nonfinite_code
 from .spatial_kernels import aligned_body, wrench_to_parent
-from .work import block2, block3, scratch, work_size
+from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
 
 
 @njit(cache=True)
@@ -202,8 +202,10 @@ def _work(n):
 @njit(cache=True)
 def aba(kd, q, qd, tau, qdd):
     """One state without external wrenches. Returns 0; 1/2/3 when q/qd/tau holds a NaN or inf
-    (``qdd`` untouched); 5 for a singular mass matrix."""
-    return aba_fext(kd, q, qd, tau, NO_FEXT, qdd, False)
+    (``qdd`` untouched); 5 for a singular mass matrix; NOT_FAST for a strided input."""
+    if not (unit_stride(q) and unit_stride(qd) and unit_stride(tau)):
+        return NOT_FAST
+    return aba_fext(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, qdd, False)
 
 
 @njit(cache=True)
@@ -211,7 +213,7 @@ def aba_fext(kd, q, qd, tau, fext, qdd, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`aba`, or 4 for a bad fext."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or (use_fext and fext.shape[0] != n):
-        return 9  # lengths are checked by the Python entry; this guards the direct fast path
+        return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
     code = nonfinite_code(q, qd, tau, fext, use_fext)
     if code:
         return code

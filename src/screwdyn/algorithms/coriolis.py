@@ -48,7 +48,7 @@ from .joints import joint_transform, motion_subspace
 from .layout import MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import bracket_add
-from .work import block2, block3, scratch, work_size
+from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
 
 
 @njit(cache=True)
@@ -181,15 +181,18 @@ def _work(n):
 
 @njit(cache=True)
 def coriolis(kd, q, qd, C):
-    """One state: ``C (n, n)``. Returns 0, or 1/2 when q/qd holds a NaN or inf (``C`` untouched)."""
+    """One state: ``C (n, n)``, q/qd of any stride. Returns 0, 1/2 when q/qd holds a NaN or inf
+    (``C`` untouched), or NOT_FAST for a wrong length or a strided input."""
     n = kd.shape[0] - 1
-    if q.shape[0] != n or qd.shape[0] != n or C.shape[0] != n or C.shape[1] != n:
-        return 9  # lengths are checked by the Python entry; this guards the direct fast path
-    code = nonfinite_code(q, qd)
+    if (q.shape[0] != n or qd.shape[0] != n or C.shape[0] != n or C.shape[1] != n
+            or not (unit_stride(q) and unit_stride(qd))):
+        return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
+    qc, qdc = contiguous(q), contiguous(qd)
+    code = nonfinite_code(qc, qdc)
     if code:
         return code
     R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h = _carve(scratch(n), n)
-    coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)
+    coriolis_state(kd, qc, qdc, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)
     return 0
 
 

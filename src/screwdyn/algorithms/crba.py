@@ -30,7 +30,7 @@ from .inertia_kernels import inertia10_apply, inertia10_rotate, inertia10_shift_
 from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned_body
-from .work import block2, block3, scratch, work_size
+from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
 
 
 @njit(cache=True)
@@ -97,15 +97,17 @@ def _work(n):
 
 @njit(cache=True)
 def crba(kd, q, M):
-    """One state: ``M (n, n)``. Returns 0, or 1 when ``q`` holds a NaN or inf (``M`` untouched)."""
+    """One state: ``M (n, n)``, ``q`` of any stride. Returns 0, 1 when ``q`` holds a NaN or inf
+    (``M`` untouched), or NOT_FAST for a wrong length or a strided ``q``."""
     n = kd.shape[0] - 1
-    if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n:
-        return 9  # lengths are checked by the Python entry; this guards the direct fast path
-    code = nonfinite_code(q)
+    if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n or not unit_stride(q):
+        return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
+    qc = contiguous(q)
+    code = nonfinite_code(qc)
     if code:
         return code
     R, p, J, Ic, P = _carve(scratch(n), n)
-    crba_state(kd, q, M, R, p, J, Ic, P)
+    crba_state(kd, qc, M, R, p, J, Ic, P)
     return 0
 
 

@@ -75,6 +75,23 @@ def inertia10_apply(A, r, V, s):
 
 
 @njit(cache=True, inline="always")
+def rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22, ixx, ixy, ixz, iyy, iyz, izz):
+    """``R I R^T`` for a symmetric 3x3 ``I`` (six entries xx, xy, xz, yy, yz, zz, in and out),
+    written out with ``T = R I`` (rows): ``(R I R^T)_ab = T_a . R_b``."""
+    t00 = R00 * ixx + R01 * ixy + R02 * ixz
+    t01 = R00 * ixy + R01 * iyy + R02 * iyz
+    t02 = R00 * ixz + R01 * iyz + R02 * izz
+    t10 = R10 * ixx + R11 * ixy + R12 * ixz
+    t11 = R10 * ixy + R11 * iyy + R12 * iyz
+    t12 = R10 * ixz + R11 * iyz + R12 * izz
+    t20 = R20 * ixx + R21 * ixy + R22 * ixz
+    t21 = R20 * ixy + R21 * iyy + R22 * iyz
+    t22 = R20 * ixz + R21 * iyz + R22 * izz
+    return (t00 * R00 + t01 * R01 + t02 * R02, t00 * R10 + t01 * R11 + t02 * R12, t00 * R20 + t01 * R21 + t02 * R22,
+            t10 * R10 + t11 * R11 + t12 * R12, t10 * R20 + t11 * R21 + t12 * R22, t20 * R20 + t21 * R21 + t22 * R22)
+
+
+@njit(cache=True, inline="always")
 def inertia10_transform(R, p, I, out, add):
     """``out (+)= X^T I X``: the inertia ``I``, given in a frame whose pose in the target frame
     is ``(R, p)``, expressed in the target frame. With ``c' = R h`` (Steiner, note 001)::
@@ -83,7 +100,7 @@ def inertia10_transform(R, p, I, out, add):
         I_o' = R I_o R^T - (p h'^T + c' p^T) + (c'.p + h'.p) 1
 
     (``-sum m [R r + p]^2`` expanded; ``p h'^T = p c'^T + m p p^T``). ``add`` false: write;
-    true: accumulate. Written out with ``T = R I_o`` (rows), ``(R I_o R^T)_ab = T_a . R_b``.
+    true: accumulate. ``R I_o R^T`` by :func:`rotate_inertia3`.
     """
     m = I[0]
     h0, h1, h2 = I[1], I[2], I[3]
@@ -99,21 +116,14 @@ def inertia10_transform(R, p, I, out, add):
     g1 = c1 + m * p1
     g2 = c2 + m * p2
     d = (c0 * p0 + c1 * p1 + c2 * p2) + (g0 * p0 + g1 * p1 + g2 * p2)
-    t00 = R00 * ixx + R01 * ixy + R02 * ixz         # T = R I_o
-    t01 = R00 * ixy + R01 * iyy + R02 * iyz
-    t02 = R00 * ixz + R01 * iyz + R02 * izz
-    t10 = R10 * ixx + R11 * ixy + R12 * ixz
-    t11 = R10 * ixy + R11 * iyy + R12 * iyz
-    t12 = R10 * ixz + R11 * iyz + R12 * izz
-    t20 = R20 * ixx + R21 * ixy + R22 * ixz
-    t21 = R20 * ixy + R21 * iyy + R22 * iyz
-    t22 = R20 * ixz + R21 * iyz + R22 * izz
-    oxx = (t00 * R00 + t01 * R01 + t02 * R02) - (p0 * g0 + c0 * p0) + d
-    oxy = (t00 * R10 + t01 * R11 + t02 * R12) - (p0 * g1 + c0 * p1)
-    oxz = (t00 * R20 + t01 * R21 + t02 * R22) - (p0 * g2 + c0 * p2)
-    oyy = (t10 * R10 + t11 * R11 + t12 * R12) - (p1 * g1 + c1 * p1) + d
-    oyz = (t10 * R20 + t11 * R21 + t12 * R22) - (p1 * g2 + c1 * p2)
-    ozz = (t20 * R20 + t21 * R21 + t22 * R22) - (p2 * g2 + c2 * p2) + d
+    rxx, rxy, rxz, ryy, ryz, rzz = rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22,
+                                                   ixx, ixy, ixz, iyy, iyz, izz)
+    oxx = rxx - (p0 * g0 + c0 * p0) + d
+    oxy = rxy - (p0 * g1 + c0 * p1)
+    oxz = rxz - (p0 * g2 + c0 * p2)
+    oyy = ryy - (p1 * g1 + c1 * p1) + d
+    oyz = ryz - (p1 * g2 + c1 * p2)
+    ozz = rzz - (p2 * g2 + c2 * p2) + d
     if add:
         out[0] += m
         out[1] += g0
@@ -146,25 +156,13 @@ def inertia10_rotate(Rt, A, r, c, out, o):
     R00, R01, R02, R10, R11, R12, R20, R21, R22 = Rt
     h0, h1, h2 = A[r, c + 1], A[r, c + 2], A[r, c + 3]
     ixx, ixy, ixz, iyy, iyz, izz = A[r, c + 4], A[r, c + 5], A[r, c + 6], A[r, c + 7], A[r, c + 8], A[r, c + 9]
-    t00 = R00 * ixx + R01 * ixy + R02 * ixz         # T = R I_o
-    t01 = R00 * ixy + R01 * iyy + R02 * iyz
-    t02 = R00 * ixz + R01 * iyz + R02 * izz
-    t10 = R10 * ixx + R11 * ixy + R12 * ixz
-    t11 = R10 * ixy + R11 * iyy + R12 * iyz
-    t12 = R10 * ixz + R11 * iyz + R12 * izz
-    t20 = R20 * ixx + R21 * ixy + R22 * ixz
-    t21 = R20 * ixy + R21 * iyy + R22 * iyz
-    t22 = R20 * ixz + R21 * iyz + R22 * izz
     out[o, 0] = A[r, c]
     out[o, 1] = R00 * h0 + R01 * h1 + R02 * h2
     out[o, 2] = R10 * h0 + R11 * h1 + R12 * h2
     out[o, 3] = R20 * h0 + R21 * h1 + R22 * h2
-    out[o, 4] = t00 * R00 + t01 * R01 + t02 * R02
-    out[o, 5] = t00 * R10 + t01 * R11 + t02 * R12
-    out[o, 6] = t00 * R20 + t01 * R21 + t02 * R22
-    out[o, 7] = t10 * R10 + t11 * R11 + t12 * R12
-    out[o, 8] = t10 * R20 + t11 * R21 + t12 * R22
-    out[o, 9] = t20 * R20 + t21 * R21 + t22 * R22
+    (out[o, 4], out[o, 5], out[o, 6],
+     out[o, 7], out[o, 8], out[o, 9]) = rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22,
+                                                        ixx, ixy, ixz, iyy, iyz, izz)
 
 
 @njit(cache=True, inline="always")

@@ -77,16 +77,26 @@ def twist_to_child6(T, w0, w1, w2, v0, v1, v2):
 @njit(cache=True, inline="always")
 def wrench_to_parent6(T, n0, n1, n2, f0, f1, f2, F, par):
     """``F[par] += [Ad_{T_{i,p}}]^T (n, f) = (R n + p x R f, R f)`` for ``T_{p,i} = T = (R, p)`` (12 numbers)."""
+    m0, m1, m2, g0, g1, g2 = wrench_to_parent6v(T, n0, n1, n2, f0, f1, f2)
+    F[par, 0] += m0
+    F[par, 1] += m1
+    F[par, 2] += m2
+    F[par, 3] += g0
+    F[par, 4] += g1
+    F[par, 5] += g2
+
+
+@njit(cache=True, inline="always")
+def wrench_to_parent6v(T, n0, n1, n2, f0, f1, f2):
+    """``[Ad_{T_{i,p}}]^T (n, f) = (R n + p x R f, R f)`` for ``T_{p,i} = T = (R, p)``, as six numbers."""
     R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2 = T
     g0 = R00 * f0 + R01 * f1 + R02 * f2
     g1 = R10 * f0 + R11 * f1 + R12 * f2
     g2 = R20 * f0 + R21 * f1 + R22 * f2
-    F[par, 0] += R00 * n0 + R01 * n1 + R02 * n2 + (p1 * g2 - p2 * g1)
-    F[par, 1] += R10 * n0 + R11 * n1 + R12 * n2 + (p2 * g0 - p0 * g2)
-    F[par, 2] += R20 * n0 + R21 * n1 + R22 * n2 + (p0 * g1 - p1 * g0)
-    F[par, 3] += g0
-    F[par, 4] += g1
-    F[par, 5] += g2
+    return (R00 * n0 + R01 * n1 + R02 * n2 + (p1 * g2 - p2 * g1),
+            R10 * n0 + R11 * n1 + R12 * n2 + (p2 * g0 - p0 * g2),
+            R20 * n0 + R21 * n1 + R22 * n2 + (p0 * g1 - p1 * g0),
+            g0, g1, g2)
 
 
 @njit(cache=True, inline="always")

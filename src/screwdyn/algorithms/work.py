@@ -7,14 +7,23 @@ for very large models. Batch kernels allocate one buffer per chunk of states.
 numba's ``reshape`` calls into a C helper for every array (about 0.04 us each, and ABA carves
 twelve); :func:`block2` and :func:`block3` make strided views, which cost nothing. Each kernel's
 carve takes at most ``work_size(n) = WORK_PER_BODY * (n + 1) + WORK_EXTRA`` floats.
+
+The single-state kernels take their 1-D inputs in any layout (``dynamics`` binds one compiled
+entry point per kernel, see ``dynamics._Entry``): :func:`unit_stride` tests an input, and
+:func:`contiguous` then retypes it as C-contiguous, so that the arithmetic indexes it as fast.
 """
 import numba
 import numpy as np
 from numba import njit, types
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numpy.lib.stride_tricks import as_strided
 
 from .layout import WORK_EXTRA, WORK_PER_BODY
+
+# A single-state kernel's answer for inputs it does not take as they are (a wrong length, a
+# stride): the caller's general path then checks, copies and reports.
+NOT_FAST = 9
 
 # Above this many floats (512 KiB) the buffer comes from the heap: threads may have small stacks.
 STACK_LIMIT = 65536
@@ -26,6 +35,30 @@ def _stack_floats(typingctx, size):
     def codegen(context, builder, signature, args):
         return builder.alloca(context.get_value_type(types.float64), size=args[0])
     return types.CPointer(types.float64)(types.intp), codegen
+
+
+@intrinsic
+def _retype_c(typingctx, a):
+    """The 1-D array ``a`` typed C-contiguous: the same array, the same data model."""
+    if not isinstance(a, types.Array) or a.ndim != 1:
+        return None
+    c = a.copy(layout="C")
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, c, args[0])
+    return c(a), codegen
+
+
+@njit(cache=True, inline="always")
+def unit_stride(a):
+    """Whether the 1-D float64 array ``a`` is contiguous."""
+    return a.strides[0] == 8 or a.shape[0] <= 1
+
+
+@njit(cache=True, inline="always")
+def contiguous(a):
+    """``a``, checked by :func:`unit_stride`, typed C-contiguous (no copy)."""
+    return _retype_c(a)
 
 
 @njit(cache=True, inline="always")
@@ -42,6 +75,24 @@ def scratch(n):
     if size <= STACK_LIMIT:
         return numba.carray(_stack_floats(size), (size,))
     return np.empty(size)
+
+
+@njit(cache=True, inline="always")
+def own2(a, b, on_stack):
+    """A fresh ``(a, b)`` array in memory of its own: on the stack when ``on_stack`` (a separate
+    ``alloca``, which the compiler knows aliases no other array, so that it vectorises loops that
+    read one such array and write another), else on the heap. Once per kernel call, never in a loop."""
+    if on_stack:
+        return numba.carray(_stack_floats(a * b), (a, b))
+    return np.empty((a, b))
+
+
+@njit(cache=True, inline="always")
+def own3(a, b, c, on_stack):
+    """As :func:`own2`, ``(a, b, c)``."""
+    if on_stack:
+        return numba.carray(_stack_floats(a * b * c), (a, b, c))
+    return np.empty((a, b, c))
 
 
 @njit(cache=True, inline="always")

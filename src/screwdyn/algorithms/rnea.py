@@ -28,7 +28,7 @@ from .inertia_kernels import inertia10_apply6
 from .joints import joint_pose, joint_screw
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .spatial_kernels import twist_to_child6, wrench_to_parent6, wrench_to_parent6v
-from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, own2, own3, scratch, unit_stride, work_size
+from .work import NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, stack3, unit_stride, work_size
 
 
 @njit(cache=True, inline="always")
@@ -140,23 +140,31 @@ def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
 LANES = 16
 
 
+@njit(cache=True, inline="always")
+def lanes_fit(n):
+    """Whether :func:`rnea_lanes`' work arrays for ``n`` bodies fit on the stack (up to about
+    130 bodies); larger models run one state at a time."""
+    return LANES * (18 * (n + 1) + 12 * n + 18) <= STACK_LIMIT
+
+
 @njit(cache=True)
-def rnea_lanes(kd, q, qd, qdd, fext, use_fext, tau, m):
+def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
     """States side by side: lane ``l < m`` of ``q, qd, qdd, tau (n, LANES)`` and ``fext (n, 6,
-    LANES)`` is one state. The arithmetic of :func:`rnea_state`, each body's done for all lanes in
-    one loop without branches or calls, which the compiler vectorises (SIMD across states): the
-    loops read one work array and write another, each in memory of its own (:func:`.work.own3`),
-    so it needs no aliasing checks. The parent's rows are first copied out (``P``, ``G``). The
-    joint poses, whose sine and cosine it cannot vectorise, have a loop of their own."""
+    LANES)`` is one state (zeros for no external wrench: subtracting them is exact). The
+    arithmetic of :func:`rnea_state`, each body's done for all lanes in one loop without branches
+    or calls, which the compiler vectorises (SIMD across states): the loops read one work array
+    and write another, each in memory of its own (:func:`.work.stack3`), so it needs no aliasing
+    checks. The parent's rows are first copied out (``P``, ``G``). The joint poses, whose sine
+    and cosine it cannot vectorise, have a loop of their own. Only for models with
+    :func:`lanes_fit` (the arrays live on the stack). Results equal :func:`rnea_state`'s bit for bit."""
     n = kd.shape[0] - 1
     L = LANES
-    on_stack = L * (18 * (n + 1) + 12 * n + 18) <= STACK_LIMIT
-    W = own3(n, 12, L, on_stack)       # T_{p,i} of each lane, as joint_pose's twelve numbers
-    V = own3(n + 1, 6, L, on_stack)
-    dV = own3(n + 1, 6, L, on_stack)
-    F = own3(n + 1, 6, L, on_stack)
-    P = own2(12, L, on_stack)          # the parent's V and dV
-    G = own2(6, L, on_stack)           # the child's F
+    W = stack3(n, 12, L)       # T_{p,i} of each lane, as joint_pose's twelve numbers
+    V = stack3(n + 1, 6, L)
+    dV = stack3(n + 1, 6, L)
+    F = stack3(n + 1, 6, L)
+    P = stack2(12, L)          # the parent's V and dV
+    G = stack2(6, L)           # the child's F
     for c in range(6):
         g = -kd[n, GRAVITY + c - 3] if c >= 3 else 0.0   # dV_0 = (0, -g)
         for l in range(m):
@@ -183,12 +191,13 @@ def rnea_lanes(kd, q, qd, qdd, fext, use_fext, tau, m):
                 P[3, l], P[4, l], P[5, l], P[6, l], P[7, l], P[8, l], P[9, l], P[10, l], P[11, l])
             V[i, 0, l], V[i, 1, l], V[i, 2, l], V[i, 3, l], V[i, 4, l], V[i, 5, l] = w0, w1, w2, v0, v1, v2
             dV[i, 0, l], dV[i, 1, l], dV[i, 2, l], dV[i, 3, l], dV[i, 4, l], dV[i, 5, l] = a0, a1, a2, a3, a4, a5
-            F[i, 0, l], F[i, 1, l], F[i, 2, l], F[i, 3, l], F[i, 4, l], F[i, 5, l] = body_wrench(
-                kd, i, w0, w1, w2, v0, v1, v2, a0, a1, a2, a3, a4, a5)
-        if use_fext:
-            for c in range(6):
-                for l in range(m):
-                    F[i, c, l] -= fext[i, c, l]
+            e0, e1, e2, e3, e4, e5 = body_wrench(kd, i, w0, w1, w2, v0, v1, v2, a0, a1, a2, a3, a4, a5)
+            F[i, 0, l] = e0 - fext[i, 0, l]     # - F_ext_i (zeros when there is none: exact)
+            F[i, 1, l] = e1 - fext[i, 1, l]
+            F[i, 2, l] = e2 - fext[i, 2, l]
+            F[i, 3, l] = e3 - fext[i, 3, l]
+            F[i, 4, l] = e4 - fext[i, 4, l]
+            F[i, 5, l] = e5 - fext[i, 5, l]
 
     for i in range(n - 1, -1, -1):
         par = int(kd[i, PARENT])
@@ -257,11 +266,37 @@ def rnea_fext(kd, q, qd, qdd, fext, tau, use_fext=True):
 
 @njit(cache=True)
 def _lane_io(n):
-    """One chunk's states in lanes: ``q, qd, qdd, tau (n, LANES)`` and ``fext (n, 6, LANES)``."""
+    """One chunk's states in lanes: ``q, qd, qdd, tau (n, LANES)`` and ``fext (n, 6, LANES)``, each
+    C-contiguous (a unit stride that the vectorised loops of :func:`rnea_lanes` rely on)."""
     L = LANES
-    w = np.empty(L * 10 * n)
-    return (block2(w, 0, n, L), block2(w, n * L, n, L), block2(w, 2 * n * L, n, L), block2(w, 3 * n * L, n, L),
-            block3(w, 4 * n * L, n, 6, L))
+    return np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, 6, L))
+
+
+@njit(cache=True)
+def _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, start, end):
+    """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`rnea_lanes`."""
+    n = kd.shape[0] - 1
+    ql, qdl, qddl, taul, fl = _lane_io(n)
+    if not use_fext:
+        fl[:] = 0.0
+    for b in range(start, end, LANES):
+        m = min(LANES, end - b)
+        for l in range(m):
+            k = b + l
+            status[k] = nonfinite_code(q[k], qd[k], qdd[k], fext[k] if use_fext else fext[0], use_fext)
+            for i in range(n):
+                ql[i, l] = q[k, i]
+                qdl[i, l] = qd[k, i]
+                qddl[i, l] = qdd[k, i]
+            if use_fext:
+                for i in range(n):
+                    for j in range(6):
+                        fl[i, j, l] = fext[k, i, j]
+        rnea_lanes(kd, ql, qdl, qddl, fl, taul, m)
+        for l in range(m):
+            if status[b + l] == 0:
+                for i in range(n):
+                    tau[b + l, i] = taul[i, l]
 
 
 @njit(cache=True, parallel=True)
@@ -269,27 +304,18 @@ def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, chunks):
     """States ``q[k], qd[k], qdd[k] -> tau[k]`` for ``k < B``, ``chunks`` work units over numba's
     threads; one set of work arrays per chunk, none per state. ``status[k]`` as :func:`rnea`.
     Each chunk runs its states ``LANES`` at a time through :func:`rnea_lanes`, vectorised across
-    them (UR5: 0.30 us a state on one thread, against 0.62 one state at a time)."""
+    them (UR5: 0.37 us a state on one thread, against 0.62 one state at a time)."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    lanes = lanes_fit(n)
     for c in prange(chunks):
-        ql, qdl, qddl, taul, fl = _lane_io(n)
-        end = (c + 1) * B // chunks
-        for b in range(c * B // chunks, end, LANES):
-            m = min(LANES, end - b)
-            for l in range(m):
-                k = b + l
-                status[k] = nonfinite_code(q[k], qd[k], qdd[k], fext[k] if use_fext else fext[0], use_fext)
-                for i in range(n):
-                    ql[i, l] = q[k, i]
-                    qdl[i, l] = qd[k, i]
-                    qddl[i, l] = qdd[k, i]
-                if use_fext:
-                    for i in range(n):
-                        for j in range(6):
-                            fl[i, j, l] = fext[k, i, j]
-            rnea_lanes(kd, ql, qdl, qddl, fl, use_fext, taul, m)
-            for l in range(m):
-                if status[b + l] == 0:
-                    for i in range(n):
-                        tau[b + l, i] = taul[i, l]
+        start, end = c * B // chunks, (c + 1) * B // chunks
+        if lanes:
+            _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, start, end)
+        else:
+            W, V, dV, F = _work(n)
+            for k in range(start, end):
+                fk = fext[k] if use_fext else fext[0]
+                status[k] = nonfinite_code(q[k], qd[k], qdd[k], fk, use_fext)
+                if status[k] == 0:
+                    rnea_state(kd, q[k], qd[k], qdd[k], fk, use_fext, tau[k], W, V, dV, F)

@@ -78,21 +78,18 @@ def scratch(n):
 
 
 @njit(cache=True, inline="always")
-def own2(a, b, on_stack):
-    """A fresh ``(a, b)`` array in memory of its own: on the stack when ``on_stack`` (a separate
-    ``alloca``, which the compiler knows aliases no other array, so that it vectorises loops that
-    read one such array and write another), else on the heap. Once per kernel call, never in a loop."""
-    if on_stack:
-        return numba.carray(_stack_floats(a * b), (a, b))
-    return np.empty((a, b))
+def stack2(a, b):
+    """A fresh ``(a, b)`` array on the stack, in memory of its own (a separate ``alloca``, which
+    the compiler knows aliases no other array, so that it vectorises loops that read one such
+    array and write another). Once per kernel call, never in a loop; the caller keeps the total
+    under ``STACK_LIMIT``."""
+    return numba.carray(_stack_floats(a * b), (a, b))
 
 
 @njit(cache=True, inline="always")
-def own3(a, b, c, on_stack):
-    """As :func:`own2`, ``(a, b, c)``."""
-    if on_stack:
-        return numba.carray(_stack_floats(a * b * c), (a, b, c))
-    return np.empty((a, b, c))
+def stack3(a, b, c):
+    """As :func:`stack2`, ``(a, b, c)``."""
+    return numba.carray(_stack_floats(a * b * c), (a, b, c))
 
 
 @njit(cache=True, inline="always")

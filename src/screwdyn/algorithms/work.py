@@ -9,7 +9,7 @@ twelve); :func:`block2` and :func:`block3` make strided views, which cost nothin
 carve takes at most ``work_size(n) = WORK_PER_BODY * (n + 1) + WORK_EXTRA`` floats.
 
 The single-state kernels take their 1-D inputs in any layout (``dynamics`` binds one compiled
-entry point per kernel, see ``dynamics._Entry``): :func:`unit_stride` tests an input, and
+entry point per kernel, see ``dynamics._Entries``): :func:`unit_stride` tests an input, and
 :func:`contiguous` then retypes it as C-contiguous, so that the arithmetic indexes it as fast.
 """
 import numba

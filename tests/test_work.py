@@ -24,8 +24,8 @@ def test_single_state_matches_batch_on_both_sides_of_the_stack_limit(rng, n):
 
 def test_block_views_alias_the_buffer():
     w = np.arange(40.0)
-    b2 = work.block2.py_func(w, 4, 3, 5)
-    b3 = work.block3.py_func(w, 10, 2, 3, 4)
+    b2 = work.block2(w, 4, 3, 5)
+    b3 = work.block3(w, 10, 2, 3, 4)
     np.testing.assert_array_equal(b2, w[4:19].reshape(3, 5))
     np.testing.assert_array_equal(b3, w[10:34].reshape(2, 3, 4))
     b2[1, 2] = -1.0

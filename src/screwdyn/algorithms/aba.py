@@ -42,7 +42,7 @@ from .spatial_kernels import aligned_body, wrench_to_parent
 from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h):
     """One state: writes ``qdd (n,)``. Returns 0, or 5 when some ``D_i <= 0`` (a singular mass
     matrix: a joint that moves no inertia). Work arrays: ``R (n+2,3,3)``, ``p (n+2,3)``: ``R_i``
@@ -163,7 +163,7 @@ def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, 
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _carve(w, n):
     """Carve the work arrays of one state out of the buffer ``w``."""
     o = 0

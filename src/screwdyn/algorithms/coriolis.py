@@ -51,7 +51,7 @@ from .spatial_kernels import bracket_add
 from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h):
     """One state: writes ``C (n, n)``. Work arrays: ``R (3,3)``, ``p (3,)``, ``S (6,)`` (``T_{p,i}``,
     ``S_i`` scratch), ``Rw (n+1,3,3)``, ``pw (n+1,3)`` (world poses, base last), ``J, dJ (n,6)``,
@@ -144,7 +144,7 @@ def coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h):
                 Bc[par, k] += Bc[l, k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _carve(w, n):
     o = 0
     R = block2(w, o, 3, 3)

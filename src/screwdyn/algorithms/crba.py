@@ -33,7 +33,7 @@ from .spatial_kernels import aligned_body
 from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def crba_state(kd, q, M, R, p, J, Ic, P):
     """One state: writes ``M (n, n)``. Work: ``R (n+2,3,3)``, ``p (n+2,3)``: ``R_i`` and ``r_i``
     (row ``n+1 = -1``: the base; row ``n`` unused), ``J (n+1, 6)`` (row ``n`` unused), ``Ic (n, 10)``
@@ -75,7 +75,7 @@ def crba_state(kd, q, M, R, p, J, Ic, P):
             inertia10_shift_add(p[i, 0], p[i, 1], p[i, 2], Ic[i], Ic[par])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _carve(w, n):
     R = block3(w, 0, n + 2, 3, 3)
     o = 9 * (n + 2)

@@ -33,7 +33,7 @@ from .work import NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, st
 
 @njit(cache=True, inline="always")
 def all_finite(x):
-    for v in x.ravel():
+    for v in x.flat:   # not x.ravel(): numba's reshape is a call into C
         if not math.isfinite(v):
             return False
     return True
@@ -92,7 +92,7 @@ def body_wrench(kd, i, w0, w1, w2, v0, v1, v2, a0, a1, a2, a3, a4, a5):
             f5 + (w0 * h4 - w1 * h3))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
     """One state: writes ``tau (n,)``. Work arrays: ``W (n, 18)`` (row ``i``: ``T_{p,i}`` as the
     twelve numbers of :func:`.joints.joint_pose`, then ``S_i``), ``V, dV, F (n+1, 6)`` with the
@@ -220,7 +220,7 @@ def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
             F[par, 5, l] += m5
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _carve(w, n):
     """Carve the work arrays of one state out of the buffer ``w``."""
     W = block2(w, 0, n, 18)

@@ -5,8 +5,10 @@ A single-state kernel takes its buffer from :func:`scratch`: on the stack of the
 for very large models. Batch kernels allocate one buffer per chunk of states.
 
 numba's ``reshape`` calls into a C helper for every array (about 0.04 us each, and ABA carves
-twelve); :func:`block2` and :func:`block3` make strided views, which cost nothing. Each kernel's
-carve takes at most ``work_size(n) = WORK_PER_BODY * (n + 1) + WORK_EXTRA`` floats.
+twelve); :func:`block2` and :func:`block3` make row-major views, which cost nothing, typed
+C-contiguous: indexing them then needs no stride loaded from memory, and once a kernel's carve and
+its per-state function are inlined (``inline="always"``) the compiler sees the row lengths as
+constants. Each kernel's carve takes at most ``work_size(n) = WORK_PER_BODY * (n + 1) + WORK_EXTRA`` floats.
 
 The single-state kernels take their 1-D inputs in any layout (``dynamics`` binds one compiled
 entry point per kernel, see ``dynamics._Entries``): :func:`unit_stride` tests an input, and
@@ -39,8 +41,9 @@ def _stack_floats(typingctx, size):
 
 @intrinsic
 def _retype_c(typingctx, a):
-    """The 1-D array ``a`` typed C-contiguous: the same array, the same data model."""
-    if not isinstance(a, types.Array) or a.ndim != 1:
+    """The array ``a`` typed C-contiguous: the same array, the same data model. Only for an array
+    that is row-major contiguous (a 1-D array checked by :func:`unit_stride`, or a block)."""
+    if not isinstance(a, types.Array):
         return None
     c = a.copy(layout="C")
 
@@ -95,10 +98,10 @@ def stack3(a, b, c):
 @njit(cache=True, inline="always")
 def block2(w, o, a, b):
     """``w[o: o + a b]`` viewed as an ``(a, b)`` row-major array."""
-    return as_strided(w[o: o + a * b], shape=(a, b), strides=(8 * b, 8))
+    return _retype_c(as_strided(w[o: o + a * b], shape=(a, b), strides=(8 * b, 8)))
 
 
 @njit(cache=True, inline="always")
 def block3(w, o, a, b, c):
     """``w[o: o + a b c]`` viewed as an ``(a, b, c)`` row-major array."""
-    return as_strided(w[o: o + a * b * c], shape=(a, b, c), strides=(8 * b * c, 8 * c, 8))
+    return _retype_c(as_strided(w[o: o + a * b * c], shape=(a, b, c), strides=(8 * b * c, 8 * c, 8)))

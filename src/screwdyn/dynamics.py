@@ -70,6 +70,7 @@ def _output(out, shape, name="out") -> np.ndarray:
 
 
 _ND = np.ndarray
+_empty = np.empty      # module globals: the fast paths save an attribute lookup on each
 _NOT_FAST = NOT_FAST   # a single-state kernel's code for a wrong length or a strided input
 _contiguous = np.ascontiguousarray
 
@@ -224,7 +225,7 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
     if (f_ext is None and out is None and not friction and type(model) is Model
             and type(q) is _ND and type(qd) is _ND and type(qdd) is _ND and q.ndim == qd.ndim == qdd.ndim == 1
             and q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64):
-        tau = np.empty(model.n)
+        tau = _empty(model.n)
         code = _entry.rnea(model._kd, q, qd, qdd, tau)
         if code == 0:
             return tau
@@ -297,7 +298,8 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     ``crba``. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
     """
     if out is None and type(model) is Model and type(q) is _ND and q.ndim == 1 and q.dtype is _F64:
-        M = np.empty((model.n, model.n))
+        n = model.n
+        M = _empty((n, n))
         code = _entry.crba(model._kd, q, M)
         if code == 0:
             return M
@@ -383,7 +385,8 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     """
     if (out is None and type(model) is Model and type(q) is _ND and type(qd) is _ND and q.ndim == qd.ndim == 1
             and q.dtype is _F64 and qd.dtype is _F64):
-        C = np.empty((model.n, model.n))
+        n = model.n
+        C = _empty((n, n))
         code = _entry.coriolis(model._kd, q, qd, C)
         if code == 0:
             return C
@@ -423,7 +426,7 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
     if (f_ext is None and out is None and not friction and method == "aba" and type(model) is Model
             and type(q) is _ND and type(qd) is _ND and type(tau) is _ND and q.ndim == qd.ndim == tau.ndim == 1
             and q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64):
-        qdd = np.empty(model.n)
+        qdd = _empty(model.n)
         code = _entry.aba(model._kd, q, qd, tau, qdd)
         if code == 0:
             return qdd

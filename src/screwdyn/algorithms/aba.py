@@ -205,12 +205,19 @@ def aba(kd, q, qd, tau, qdd):
     (``qdd`` untouched); 5 for a singular mass matrix; NOT_FAST for a strided input."""
     if not (unit_stride(q) and unit_stride(qd) and unit_stride(tau)):
         return NOT_FAST
-    return aba_fext(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, qdd, False)
+    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, False, qdd)
 
 
 @njit(cache=True)
 def aba_fext(kd, q, qd, tau, fext, qdd, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`aba`, or 4 for a bad fext."""
+    return _one_state(kd, q, qd, tau, fext, use_fext, qdd)
+
+
+@njit(cache=True, inline="always")
+def _one_state(kd, q, qd, tau, fext, use_fext, qdd):
+    """The body of :func:`aba` and :func:`aba_fext`, inlined into each (a call between compiled
+    functions costs a reference count per array); its work buffer is on the caller's stack."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or (use_fext and fext.shape[0] != n):
         return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path

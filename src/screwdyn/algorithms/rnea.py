@@ -247,12 +247,19 @@ def rnea(kd, q, qd, qdd, tau):
     holds a NaN or inf (then ``tau`` is untouched), or NOT_FAST for a strided input."""
     if not (unit_stride(q) and unit_stride(qd) and unit_stride(qdd)):
         return NOT_FAST
-    return rnea_fext(kd, contiguous(q), contiguous(qd), contiguous(qdd), NO_FEXT, tau, False)
+    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(qdd), NO_FEXT, False, tau)
 
 
 @njit(cache=True)
 def rnea_fext(kd, q, qd, qdd, fext, tau, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`rnea`, or 4 for a bad fext."""
+    return _one_state(kd, q, qd, qdd, fext, use_fext, tau)
+
+
+@njit(cache=True, inline="always")
+def _one_state(kd, q, qd, qdd, fext, use_fext, tau):
+    """The body of :func:`rnea` and :func:`rnea_fext`, inlined into each (a call between compiled
+    functions costs a reference count per array); its work buffer is on the caller's stack."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or (use_fext and fext.shape[0] != n):
         return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path

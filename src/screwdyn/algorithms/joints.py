@@ -12,13 +12,68 @@ and the pose of body ``i`` in its parent is ``T_{p(i),i}(q_i) = T_{p(i),i}(0) ex
 Two functions make the interface, in the style of Featherstone's ``jcalc``:
 :func:`joint_pose` gives ``T_{p(i),i}(q_i)`` and :func:`joint_screw` gives ``S_i``, both as
 tuples of plain numbers; :func:`joint_transform` and :func:`motion_subspace` write the same into
-arrays. All are numba ``njit`` functions inlined into the algorithm kernels.
+arrays. All are numba ``njit`` functions inlined into the algorithm kernels. The sine and cosine
+of a revolute joint are polynomials (:func:`sincos`), so that the kernels that run many states side
+by side compute them in one vectorised loop (:func:`joint_sincos_lanes`, then
+:func:`joint_pose_sc`) and get the same numbers as one state does.
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from .layout import AXIS, AXISK, JSCALE, JTYPE, POS, PRISMATIC, ROT
+
+
+# sin and cos as polynomials (Cephes' sin.c): the argument reduced by pi/2 in three parts (Cody and
+# Waite; j * _PIO2_1 and j * _PIO2_2 are exact for |j| < 2^29), then minimax polynomials on
+# [-pi/4, pi/4]. Within 2 ulp of the correctly rounded values up to |x| = SINCOS_LIMIT; beyond it
+# the library's sin and cos. No call and no branch, so that a loop over states vectorises.
+_TWO_OVER_PI = 0.63661977236758134308
+_PIO2_1 = 1.57079625129699707031
+_PIO2_2 = 7.54978941586159635335e-8
+_PIO2_3 = 5.39030285815811905290e-15
+SINCOS_LIMIT = 1.0e8
+
+
+@njit(cache=True, inline="always")
+def sincos_reduced(x):
+    """``(sin x, cos x)`` for ``|x| <= SINCOS_LIMIT``, without a branch or a call."""
+    j = np.floor(x * _TWO_OVER_PI + 0.5)                 # x = j pi/2 + r, |r| <= pi/4
+    r = ((x - j * _PIO2_1) - j * _PIO2_2) - j * _PIO2_3
+    z = r * r
+    s = r + r * z * (((((1.58962301576546568060e-10 * z - 2.50507477628578072866e-8) * z
+                        + 2.75573136213857245213e-6) * z - 1.98412698295895385996e-4) * z
+                      + 8.33333333332211858878e-3) * z - 1.66666666666666307295e-1)
+    c = (1.0 - 0.5 * z) + z * z * (((((-1.13585365213876817300e-11 * z + 2.08757008419747316778e-9) * z
+                                     - 2.75573141792967388112e-7) * z + 2.48015872888517045348e-5) * z
+                                   - 1.38888888888730564116e-3) * z + 4.16666666666665929218e-2)
+    k = j - 4.0 * np.floor(0.25 * j)                     # the quadrant, 0 .. 3
+    sin = s if k == 0.0 else (c if k == 1.0 else (-s if k == 2.0 else -c))
+    cos = c if k == 0.0 else (-s if k == 1.0 else (-c if k == 2.0 else s))
+    return sin, cos
+
+
+@njit(cache=True, inline="always")
+def sincos(x):
+    """``(sin x, cos x)``: :func:`sincos_reduced`, or the library's beyond ``SINCOS_LIMIT``."""
+    if abs(x) > SINCOS_LIMIT:
+        return math.sin(x), math.cos(x)
+    return sincos_reduced(x)
+
+
+@njit(cache=True, inline="always")
+def joint_sincos_lanes(kd, i, q, SC, m):
+    """``SC[0, l], SC[1, l] = sin, cos(s q[i, l])`` for the lanes ``l < m`` (states side by side),
+    exactly as :func:`joint_pose` computes them for one state: one loop without branches, which
+    vectorises, then the rare arguments beyond ``SINCOS_LIMIT`` again with the library's."""
+    scale = kd[i, JSCALE]
+    for l in range(m):
+        SC[0, l], SC[1, l] = sincos_reduced(q[i, l] * scale)
+    for l in range(m):
+        x = q[i, l] * scale
+        if abs(x) > SINCOS_LIMIT:
+            SC[0, l], SC[1, l] = math.sin(x), math.cos(x)
 
 
 @njit(cache=True, inline="always")
@@ -29,6 +84,17 @@ def joint_pose(kd, i, qi):
     Revolute: ``R = R_0 Rot(a, s q)`` (Rodrigues), ``p = p_0``.
     Prismatic: ``R = R_0``, ``p = p_0 + R_0 a s q``.
     """
+    if kd[i, JTYPE] == PRISMATIC:
+        return joint_pose_sc(kd, i, qi, 0.0, 1.0)
+    s, c = sincos(qi * kd[i, JSCALE])
+    return joint_pose_sc(kd, i, qi, s, c)
+
+
+@njit(cache=True, inline="always")
+def joint_pose_sc(kd, i, qi, s, c):
+    """:func:`joint_pose` given ``s = sin(s q_i)`` and ``c = cos(s q_i)`` (a revolute joint; a
+    prismatic joint uses ``q_i``): the kernels that run states side by side compute all the
+    sines and cosines of a joint in one vectorised loop first."""
     qi = qi * kd[i, JSCALE]
     ax = kd[i, AXIS]
     ay = kd[i, AXIS + 1]
@@ -42,8 +108,6 @@ def joint_pose(kd, i, qi):
         p1 += (R10 * ax + R11 * ay + R12 * az) * qi
         p2 += (R20 * ax + R21 * ay + R22 * az) * qi
         return R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2
-    s = math.sin(qi)
-    c = math.cos(qi)
     k = kd[i, AXISK]
     # a coordinate axis x, y or z: R = R_0 Rot(e_k, q) keeps column k of R_0 and turns the other two
     if k == 3.0:

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import inertia10_apply6
-from .joints import joint_pose, joint_screw
+from .joints import joint_pose, joint_pose_sc, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .spatial_kernels import twist_to_child6, wrench_to_parent6, wrench_to_parent6v
 from .work import NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, stack3, unit_stride, work_size
@@ -144,7 +144,7 @@ LANES = 16
 def lanes_fit(n):
     """Whether :func:`rnea_lanes`' work arrays for ``n`` bodies fit on the stack (up to about
     130 bodies); larger models run one state at a time."""
-    return LANES * (18 * (n + 1) + 12 * n + 18) <= STACK_LIMIT
+    return LANES * (18 * (n + 1) + 12 * n + 20) <= STACK_LIMIT
 
 
 @njit(cache=True)
@@ -154,8 +154,9 @@ def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
     arithmetic of :func:`rnea_state`, each body's done for all lanes in one loop without branches
     or calls, which the compiler vectorises (SIMD across states): the loops read one work array
     and write another, each in memory of its own (:func:`.work.stack3`), so it needs no aliasing
-    checks. The parent's rows are first copied out (``P``, ``G``). The joint poses, whose sine
-    and cosine it cannot vectorise, have a loop of their own. Only for models with
+    checks. The parent's rows are first copied out (``P``, ``G``). The joint poses have loops of
+    their own: the sines and cosines of all lanes first (:func:`.joints.joint_sincos_lanes`,
+    vectorised), then the poses. Only for models with
     :func:`lanes_fit` (the arrays live on the stack). Results equal :func:`rnea_state`'s bit for bit."""
     n = kd.shape[0] - 1
     L = LANES
@@ -165,6 +166,7 @@ def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
     F = stack3(n + 1, 6, L)
     P = stack2(12, L)          # the parent's V and dV
     G = stack2(6, L)           # the child's F
+    SC = stack2(2, L)          # sin and cos of the joint angle
     for c in range(6):
         g = -kd[n, GRAVITY + c - 3] if c >= 3 else 0.0   # dV_0 = (0, -g)
         for l in range(m):
@@ -174,8 +176,9 @@ def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
 
     for i in range(n):
         par = int(kd[i, PARENT])
+        joint_sincos_lanes(kd, i, q, SC, m)
         for l in range(m):
-            T = joint_pose(kd, i, q[i, l])
+            T = joint_pose_sc(kd, i, q[i, l], SC[0, l], SC[1, l])
             for c in range(12):
                 W[i, c, l] = T[c]
         for c in range(6):

@@ -32,10 +32,25 @@ def test_block_views_alias_the_buffer():
     assert w[4 + 5 + 2] == -1.0
 
 
+class _Subclass(np.ndarray):
+    pass
+
+
+class _DuckArray:
+    """Not an ndarray, but with the attributes that the fast paths test."""
+    def __init__(self, x):
+        self.x = np.asarray(x)
+        self.ndim, self.dtype, self.shape = self.x.ndim, self.x.dtype, self.x.shape
+
+    def __array__(self, dtype=None, copy=None):
+        return self.x if dtype is None else self.x.astype(dtype)
+
+
 def test_single_state_inputs_of_any_layout_give_the_same_answer(rng):
     """The fast paths call the kernels' compiled entry points, bound for 1-D inputs of any stride:
     strided views (the kernels answer NOT_FAST and the general path copies), read-only arrays,
-    rows of a batch, lists and integers all give the contiguous float64 answer exactly."""
+    rows of a batch, lists, array subclasses, objects that only look like arrays, and integers
+    all give the contiguous float64 answer exactly."""
     model = random_model(rng, n=6, fixed=1)
     n = model.n
     q, qd, qdd = random_state(rng, n)
@@ -46,6 +61,8 @@ def test_single_state_inputs_of_any_layout_give_the_same_answer(rng):
         "row of a batch": lambda x: np.stack([x, x])[1],
         "column of a Fortran batch": lambda x: np.asfortranarray(np.stack([x, x], axis=1))[:, 0],
         "list": lambda x: list(x),
+        "array subclass": lambda x: x.view(_Subclass),
+        "duck array": _DuckArray,   # ndim 1, dtype float64, no ndarray: numba's unboxing refuses it
     }
     functions = [(screwdyn.inverse_dynamics, (q, qd, qdd)), (screwdyn.mass_matrix, (q,)),
                  (screwdyn.forward_dynamics, (q, qd, qdd)), (screwdyn.coriolis_matrix, (q, qd)),

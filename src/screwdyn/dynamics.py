@@ -69,7 +69,6 @@ def _output(out, shape, name="out") -> np.ndarray:
     return out
 
 
-_ND = np.ndarray
 _empty = np.empty      # module globals: the fast paths save an attribute lookup on each
 _NOT_FAST = NOT_FAST   # a single-state kernel's code for a wrong length or a strided input
 _contiguous = np.ascontiguousarray
@@ -79,11 +78,15 @@ class _Entries:
     """The compiled entry points of the single-state kernels, each bound on first use.
 
     numba's dispatcher types every argument of every call (about 0.04 us an array); the compiled
-    entry point of one signature skips that, but checks nothing. So a fast path calls it only
-    with exactly the bound types, which it has tested inline (a helper call would cost more than
-    the tests): ``model._kd`` of an exact :class:`Model`, 1-D float64 ndarrays, and an output it
-    made itself. Lengths and strides are the kernels' to check: they return ``NOT_FAST`` before
-    any loop, and the general path then checks, copies or reports.
+    entry point of one signature skips that, but checks little: numba's unboxing refuses an
+    object that is no numpy array (``TypeError``) and one whose items are not 8 bytes, but it
+    would read an int64 array as floats and write past its records for a 2-D one. So a fast path
+    calls it only with ``model._kd`` of an exact :class:`Model`, an output it made itself, and
+    inputs it has tested inline (a helper call would cost more than the tests) for ``ndim == 1``
+    and ``dtype is float64``. It does not test their type: what is no array fails a test
+    (``AttributeError``) or the unboxing (``TypeError``), both caught (``_NOT_ARRAYS``), and goes
+    the general path. Lengths and strides are the kernels' to check: they return ``NOT_FAST``
+    before any loop, and the general path then checks, copies or reports.
     """
     _C2 = numba.types.Array(numba.types.float64, 2, "C")
     _C1 = numba.types.Array(numba.types.float64, 1, "C")
@@ -106,6 +109,7 @@ class _Entries:
 
 
 _entry = _Entries()
+_NOT_ARRAYS = (AttributeError, TypeError)   # what the fast paths' tests and the entry points raise for non-arrays
 
 
 def _chunks(B):
@@ -222,11 +226,14 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
 
     Returns ``tau`` ``(..., n)`` [N m, N].
     """
-    if (f_ext is None and out is None and not friction and type(model) is Model
-            and type(q) is _ND and type(qd) is _ND and type(qdd) is _ND and q.ndim == qd.ndim == qdd.ndim == 1
-            and q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64):
-        tau = _empty(model.n)
-        code = _entry.rnea(model._kd, q, qd, qdd, tau)
+    if f_ext is None and out is None and not friction and type(model) is Model:
+        code = _NOT_FAST
+        try:    # see _Entries: only 1-D float64 arrays reach the entry point
+            if q.ndim == qd.ndim == qdd.ndim == 1 and q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64:
+                tau = _empty(model.n)
+                code = _entry.rnea(model._kd, q, qd, qdd, tau)
+        except _NOT_ARRAYS:
+            pass
         if code == 0:
             return tau
         if code != _NOT_FAST:
@@ -297,10 +304,15 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     inertia ``armature = gear_ratio^2 rotor_inertia`` on its diagonal (note 004), as Pinocchio's
     ``crba``. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
     """
-    if out is None and type(model) is Model and type(q) is _ND and q.ndim == 1 and q.dtype is _F64:
-        n = model.n
-        M = _empty((n, n))
-        code = _entry.crba(model._kd, q, M)
+    if out is None and type(model) is Model:
+        code = _NOT_FAST
+        try:
+            if q.ndim == 1 and q.dtype is _F64:
+                n = model.n
+                M = _empty((n, n))
+                code = _entry.crba(model._kd, q, M)
+        except _NOT_ARRAYS:
+            pass
         if code == 0:
             return M
         if code != _NOT_FAST:
@@ -383,11 +395,15 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     Computed by the recursive ``O(n d)`` algorithm of Echeandia & Wensing (2021), the one of
     Pinocchio's ``computeCoriolisMatrix`` (equal to it). Returns ``(..., n, n)``.
     """
-    if (out is None and type(model) is Model and type(q) is _ND and type(qd) is _ND and q.ndim == qd.ndim == 1
-            and q.dtype is _F64 and qd.dtype is _F64):
-        n = model.n
-        C = _empty((n, n))
-        code = _entry.coriolis(model._kd, q, qd, C)
+    if out is None and type(model) is Model:
+        code = _NOT_FAST
+        try:
+            if q.ndim == qd.ndim == 1 and q.dtype is _F64 and qd.dtype is _F64:
+                n = model.n
+                C = _empty((n, n))
+                code = _entry.coriolis(model._kd, q, qd, C)
+        except _NOT_ARRAYS:
+            pass
         if code == 0:
             return C
         if code != _NOT_FAST:
@@ -423,11 +439,14 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
     Parameters as :func:`inverse_dynamics`, with ``tau`` ``(n,)`` or ``(..., n)`` [N m, N] in place of
     ``qdd``. Returns ``qdd`` ``(..., n)``. Raises :class:`ModelError` when ``M`` is singular.
     """
-    if (f_ext is None and out is None and not friction and method == "aba" and type(model) is Model
-            and type(q) is _ND and type(qd) is _ND and type(tau) is _ND and q.ndim == qd.ndim == tau.ndim == 1
-            and q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64):
-        qdd = _empty(model.n)
-        code = _entry.aba(model._kd, q, qd, tau, qdd)
+    if f_ext is None and out is None and not friction and method == "aba" and type(model) is Model:
+        code = _NOT_FAST
+        try:
+            if q.ndim == qd.ndim == tau.ndim == 1 and q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64:
+                qdd = _empty(model.n)
+                code = _entry.aba(model._kd, q, qd, tau, qdd)
+        except _NOT_ARRAYS:
+            pass
         if code == 0:
             return qdd
         if code != _NOT_FAST:

@@ -147,6 +147,29 @@ def test_batch_matches_single_calls(rng):
     assert np.array_equal(qdd[2, 1], screwdyn.forward_dynamics(model, Q[2, 1], QD[2, 1], TAU[0, 0]))
 
 
+@pytest.mark.parametrize("groups, extra", [(0, 1), (1, -1), (1, 1), (17, 3)])
+def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
+    """The batch ABA runs LANES states side by side (aba_lanes, vectorised): every state, in full
+    and partial groups, with and without wrenches, angles beyond the polynomial sine's range
+    included, equals the single-state kernel bit for bit; a NaN in one state is reported at its
+    index. (A singular mass matrix in a batch: test_massless_joint_is_a_singular_mass_matrix.)"""
+    from screwdyn.algorithms.aba import LANES
+    B = groups * LANES + extra
+    model = random_model(rng, n=9, fixed=2, branching=0.5, armature=True)
+    Q, QD, _ = random_state(rng, model.n, (B,))
+    TAU = rng.normal(size=(B, model.n))
+    Q[0, 0] = 3e8
+    FE = rng.normal(size=(B, model.n, 6))
+    qdd = screwdyn.forward_dynamics(model, Q, QD, TAU)
+    qdd_f = screwdyn.forward_dynamics(model, Q, QD, TAU, FE)
+    for k in range(B):
+        assert np.array_equal(qdd[k], screwdyn.forward_dynamics(model, Q[k], QD[k], TAU[k]))
+        assert np.array_equal(qdd_f[k], screwdyn.forward_dynamics(model, Q[k], QD[k], TAU[k], FE[k]))
+    TAU[B // 2, 2] = np.inf
+    with pytest.raises(ValueError, match=rf"tau contains NaN or inf \(batch index \({B // 2},\)\)"):
+        screwdyn.forward_dynamics(model, Q, QD, TAU)
+
+
 def test_forward_dynamics_is_unchanged_when_the_robot_stands_far_from_the_base_origin(rng):
     """Uniform gravity and no lever arm between bodies change when every root body moves by 1 km:
     ``qdd`` stays the same to near machine precision (world-aligned frames at the bodies)."""

@@ -30,16 +30,21 @@ Pass 3, forward, ``i = 0 .. n-1`` (base acceleration ``a_0 = (0, -g)``: gravity)
 
 (the body-frame recursion conjugated by the rotations ``R_i``, which commute with ``ad``).
 The armature (reflected rotor inertia ``n_r^2 I_m``) enters only ``D_i``, as in Pinocchio's ``aba``.
+
+A batch runs ``LANES`` states side by side (:func:`aba_lanes`): the same arithmetic, each step
+for all lanes in one loop that the compiler vectorises, bit for bit the single state's result.
 ``F_ext_i`` is the wrench ``(n, f)`` on body ``i`` in body ``i``'s frame, as in :mod:`.rnea`.
 """
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_apply6, inertia10_rotate, inertia10_to_matrix, matrix6_shift_add
+from .inertia_kernels import (inertia10_apply6, inertia10_rotate, inertia10_to_matrix, inertia_apply, inertia_rotate,
+                              matrix6_shift, matrix6_shift_add)
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .rnea import NO_FEXT, nonfinite_code
-from .spatial_kernels import aligned_body, wrench_to_parent
-from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
+from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
+from .spatial_kernels import aligned, aligned_body, wrench_to_parent6v
+from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, unit_stride, work_size
 
 
 @njit(cache=True, inline="always")
@@ -58,11 +63,9 @@ def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, 
         V[n, k] = 0.0
 
     # Pass 1: poses, twists, velocity-product accelerations, inertias and bias wrenches.
-    zero = p[n + 1]                                              # the base's position, 0
     for i in range(n):
         par = int(kd[i, PARENT])                                 # -1: the base, row n + 1
         Rt = aligned_body(kd, i, q[i], par, R, p, J)   # R_i = R_p R_pi, r_i = R_p p_pi, J_i
-        Ri = R[i]
         r0, r1, r2 = p[i, 0], p[i, 1], p[i, 2]
         qdi = qd[i]
         J0, J1, J2, J3, J4, J5 = J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]
@@ -92,11 +95,14 @@ def aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, 
         pA[i, 4] = w2 * hf0 - w0 * hf2
         pA[i, 5] = w0 * hf1 - w1 * hf0
         if use_fext:                                             # ... - F_ext_i in world axes
-            for k in range(6):
-                h[k] = 0.0
-            wrench_to_parent(Ri, zero, fext[i], h)
-            for k in range(6):
-                pA[i, k] -= h[k]
+            e0, e1, e2, e3, e4, e5 = wrench_to_parent6v(Rt + (0.0, 0.0, 0.0), fext[i, 0], fext[i, 1], fext[i, 2],
+                                                        fext[i, 3], fext[i, 4], fext[i, 5])
+            pA[i, 0] -= e0
+            pA[i, 1] -= e1
+            pA[i, 2] -= e2
+            pA[i, 3] -= e3
+            pA[i, 4] -= e4
+            pA[i, 5] -= e5
 
     # Pass 2: articulated inertias and bias wrenches, tips to base.
     for i in range(n - 1, -1, -1):
@@ -228,17 +234,294 @@ def _one_state(kd, q, qd, tau, fext, use_fext, qdd):
     return aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h)
 
 
+# States per group in a batch: :func:`aba_lanes` runs this many side by side (16: Talos' 44 bodies
+# keep their work arrays on the stack).
+LANES = 16
+
+
+@njit(cache=True, inline="always")
+def lanes_fit(n):
+    """Whether :func:`aba_lanes`' work arrays for ``n`` bodies fit on the stack (up to 61 bodies);
+    larger models run one state at a time."""
+    return LANES * (65 * n + 83) <= STACK_LIMIT
+
+
+@njit(cache=True, inline="always")
+def _ut(k, j):
+    """Where entry ``(k, j)`` of a symmetric 6x6 matrix sits in its upper triangle, stored row by
+    row in 21 numbers."""
+    if k > j:
+        k, j = j, k
+    return 6 * k - (k * (k - 1)) // 2 + (j - k)
+
+
+@njit(cache=True, error_model="numpy")   # a lane with D_i = 0 divides by it: inf, flagged in bad
+def aba_lanes(kd, q, qd, tau, fext, use_fext, qdd, bad, m):
+    """States side by side, as :func:`..rnea.rnea_lanes`: lane ``l < m`` of ``q, qd, tau, qdd
+    (n, LANES)`` and ``fext (n, 6, LANES)`` is one state; ``bad[l]`` counts the joints where
+    ``D_i <= 0`` (a singular mass matrix; that lane's ``qdd`` is then meaningless). The
+    arithmetic of :func:`aba_state`, each step done for all lanes in one loop that reads some
+    work arrays and writes others (each a stack allocation of its own, :func:`.work.stack3`), so
+    that the compiler vectorises it. The symmetric ``IA_i`` keep their upper triangles only
+    (:func:`_ut`). Results equal :func:`aba_state`'s bit for bit."""
+    n = kd.shape[0] - 1
+    L = LANES
+    Rw = stack3(n + 2, 9, L)     # R_i; row n + 1: the base (identity); row n unused
+    r = stack3(n, 3, L)          # r_i = R_p p_{p,i}
+    J = stack3(n, 6, L)
+    V = stack3(n + 1, 6, L)      # V_i, then a_i in pass 3; row n: the base
+    C = stack3(n, 6, L)          # c_i
+    IA = stack3(n, 21, L)
+    pA = stack3(n, 6, L)
+    U = stack3(n, 6, L)
+    D = stack2(n, L)
+    u = stack2(n, L)
+    P = stack2(15, L)            # the parent's R (0:9) and V (9:15); its a (0:6) in pass 3
+    T = stack2(12, L)            # T_{p,i}
+    SC = stack2(2, L)            # sin and cos of the joint angle
+    G = stack2(21, L)            # Ia of the child
+    H = stack2(9, L)             # pa of the child (0:6), 1 / D_i, a running sum, U_k / D_i
+    for l in range(m):
+        for c in range(9):
+            Rw[n + 1, c, l] = 1.0 if c % 4 == 0 else 0.0
+        for c in range(6):
+            V[n, c, l] = 0.0
+        bad[l] = 0
+
+    # Pass 1: poses, twists, velocity-product accelerations, inertias and bias wrenches.
+    for i in range(n):
+        par = int(kd[i, PARENT])
+        joint_sincos_lanes(kd, i, q, SC, m)
+        joint_poses_lanes(kd, i, q, SC, T, m)
+        for c in range(9):
+            for l in range(m):
+                P[c, l] = Rw[par, c, l]
+        for c in range(6):
+            for l in range(m):
+                P[9 + c, l] = V[par, c, l]
+        S = joint_screw(kd, i)
+        k0, k1, k2, k3, k4 = kd[i, MASS], kd[i, MASS + 1], kd[i, MASS + 2], kd[i, MASS + 3], kd[i, MASS + 4]
+        k5, k6, k7, k8, k9 = kd[i, MASS + 5], kd[i, MASS + 6], kd[i, MASS + 7], kd[i, MASS + 8], kd[i, MASS + 9]
+        for l in range(m):
+            (c00, c01, c02, c10, c11, c12, c20, c21, c22, r0, r1, r2, J0, J1, J2, J3, J4, J5) = aligned(
+                P[0, l], P[1, l], P[2, l], P[3, l], P[4, l], P[5, l], P[6, l], P[7, l], P[8, l],
+                (T[0, l], T[1, l], T[2, l], T[3, l], T[4, l], T[5, l], T[6, l], T[7, l], T[8, l], T[9, l],
+                 T[10, l], T[11, l]), S)
+            Rw[i, 0, l], Rw[i, 1, l], Rw[i, 2, l], Rw[i, 3, l], Rw[i, 4, l] = c00, c01, c02, c10, c11
+            Rw[i, 5, l], Rw[i, 6, l], Rw[i, 7, l], Rw[i, 8, l] = c12, c20, c21, c22
+            r[i, 0, l], r[i, 1, l], r[i, 2, l] = r0, r1, r2
+            J[i, 0, l], J[i, 1, l], J[i, 2, l], J[i, 3, l], J[i, 4, l], J[i, 5, l] = J0, J1, J2, J3, J4, J5
+            qdi = qd[i, l]
+            wp0, wp1, wp2 = P[9, l], P[10, l], P[11, l]
+            w0 = wp0 + J0 * qdi
+            w1 = wp1 + J1 * qdi
+            w2 = wp2 + J2 * qdi
+            v0 = P[12, l] + (wp1 * r2 - wp2 * r1) + J3 * qdi
+            v1 = P[13, l] + (wp2 * r0 - wp0 * r2) + J4 * qdi
+            v2 = P[14, l] + (wp0 * r1 - wp1 * r0) + J5 * qdi
+            V[i, 0, l], V[i, 1, l], V[i, 2, l], V[i, 3, l], V[i, 4, l], V[i, 5, l] = w0, w1, w2, v0, v1, v2
+            C[i, 0, l] = qdi * (w1 * J2 - w2 * J1)
+            C[i, 1, l] = qdi * (w2 * J0 - w0 * J2)
+            C[i, 2, l] = qdi * (w0 * J1 - w1 * J0)
+            C[i, 3, l] = qdi * ((v1 * J2 - v2 * J1) + (w1 * J5 - w2 * J4))
+            C[i, 4, l] = qdi * ((v2 * J0 - v0 * J2) + (w2 * J3 - w0 * J5))
+            C[i, 5, l] = qdi * ((v0 * J1 - v1 * J0) + (w0 * J4 - w1 * J3))
+            ym, y0, y1, y2, yxx, yxy, yxz, yyy, yyz, yzz = inertia_rotate(
+                c00, c01, c02, c10, c11, c12, c20, c21, c22, k0, k1, k2, k3, k4, k5, k6, k7, k8, k9)
+            # IA_i = Y_i = [[I_o, [h]], [[h]^T, m 1]] (upper triangle)
+            IA[i, 0, l], IA[i, 1, l], IA[i, 2, l], IA[i, 3, l], IA[i, 4, l], IA[i, 5, l] = yxx, yxy, yxz, 0.0, -y2, y1
+            IA[i, 6, l], IA[i, 7, l], IA[i, 8, l], IA[i, 9, l], IA[i, 10, l] = yyy, yyz, y2, 0.0, -y0
+            IA[i, 11, l], IA[i, 12, l], IA[i, 13, l], IA[i, 14, l] = yzz, -y1, y0, 0.0
+            IA[i, 15, l], IA[i, 16, l], IA[i, 17, l], IA[i, 18, l], IA[i, 19, l], IA[i, 20, l] = ym, 0.0, 0.0, ym, 0.0, ym
+            hn0, hn1, hn2, hf0, hf1, hf2 = inertia_apply(ym, y0, y1, y2, yxx, yxy, yxz, yyy, yyz, yzz,
+                                                         w0, w1, w2, v0, v1, v2)
+            pA[i, 0, l] = (w1 * hn2 - w2 * hn1) + (v1 * hf2 - v2 * hf1)
+            pA[i, 1, l] = (w2 * hn0 - w0 * hn2) + (v2 * hf0 - v0 * hf2)
+            pA[i, 2, l] = (w0 * hn1 - w1 * hn0) + (v0 * hf1 - v1 * hf0)
+            pA[i, 3, l] = w1 * hf2 - w2 * hf1
+            pA[i, 4, l] = w2 * hf0 - w0 * hf2
+            pA[i, 5, l] = w0 * hf1 - w1 * hf0
+        if use_fext:
+            for l in range(m):
+                e0, e1, e2, e3, e4, e5 = wrench_to_parent6v(
+                    (Rw[i, 0, l], Rw[i, 1, l], Rw[i, 2, l], Rw[i, 3, l], Rw[i, 4, l], Rw[i, 5, l], Rw[i, 6, l],
+                     Rw[i, 7, l], Rw[i, 8, l], 0.0, 0.0, 0.0),
+                    fext[i, 0, l], fext[i, 1, l], fext[i, 2, l], fext[i, 3, l], fext[i, 4, l], fext[i, 5, l])
+                pA[i, 0, l] -= e0
+                pA[i, 1, l] -= e1
+                pA[i, 2, l] -= e2
+                pA[i, 3, l] -= e3
+                pA[i, 4, l] -= e4
+                pA[i, 5, l] -= e5
+
+    # Pass 2: articulated inertias and bias wrenches, tips to base.
+    for i in range(n - 1, -1, -1):
+        par = int(kd[i, PARENT])
+        arm = kd[i, ARMAT]
+        for k in range(6):                                       # U_i = IA_i J_i
+            a0, a1, a2, a3, a4, a5 = _ut(k, 0), _ut(k, 1), _ut(k, 2), _ut(k, 3), _ut(k, 4), _ut(k, 5)
+            for l in range(m):
+                U[i, k, l] = (IA[i, a0, l] * J[i, 0, l] + IA[i, a1, l] * J[i, 1, l] + IA[i, a2, l] * J[i, 2, l]
+                              + IA[i, a3, l] * J[i, 3, l] + IA[i, a4, l] * J[i, 4, l] + IA[i, a5, l] * J[i, 5, l])
+        for l in range(m):
+            J0, J1, J2, J3, J4, J5 = J[i, 0, l], J[i, 1, l], J[i, 2, l], J[i, 3, l], J[i, 4, l], J[i, 5, l]
+            d = arm + (J0 * U[i, 0, l] + J1 * U[i, 1, l] + J2 * U[i, 2, l]
+                       + J3 * U[i, 3, l] + J4 * U[i, 4, l] + J5 * U[i, 5, l])
+            D[i, l] = d
+            u[i, l] = tau[i, l] - (J0 * pA[i, 0, l] + J1 * pA[i, 1, l] + J2 * pA[i, 2, l]
+                                   + J3 * pA[i, 3, l] + J4 * pA[i, 4, l] + J5 * pA[i, 5, l])
+            bad[l] += 0 if d > 0.0 else 1
+        if par < 0:
+            continue
+        for l in range(m):                                       # pa = pA + U u / D
+            inv_d = 1.0 / D[i, l]
+            ud = u[i, l] * inv_d
+            H[6, l] = inv_d
+            for k in range(6):
+                H[k, l] = pA[i, k, l] + U[i, k, l] * ud
+        for k in range(6):                                       # Ia = IA - U U^T / D, pa += Ia c
+            kk = _ut(k, k)
+            for l in range(m):
+                Uk = U[i, k, l] * H[6, l]
+                ia = IA[i, kk, l] - Uk * U[i, k, l]
+                G[kk, l] = ia
+                H[7, l] = H[k, l] + ia * C[i, k, l]
+                H[8, l] = Uk
+            for j in range(k + 1, 6):
+                kj = _ut(k, j)
+                for l in range(m):
+                    ia = IA[i, kj, l] - H[8, l] * U[i, j, l]
+                    G[kj, l] = ia
+                    H[7, l] += ia * C[i, j, l]
+                    H[j, l] += ia * C[i, k, l]
+            for l in range(m):
+                H[k, l] = H[7, l]
+        for l in range(m):                                       # IA_p += X^T Ia X, pA_p += X^T pa
+            r0, r1, r2 = r[i, 0, l], r[i, 1, l], r[i, 2, l]
+            (A00, A01, A02, A11, A12, A22, D00, D01, D02, D10, D11, D12, D20, D21, D22,
+             C00, C01, C02, C11, C12, C22) = matrix6_shift(
+                r0, r1, r2, G[0, l], G[1, l], G[2, l], G[6, l], G[7, l], G[11, l], G[3, l], G[4, l], G[5, l],
+                G[8, l], G[9, l], G[10, l], G[12, l], G[13, l], G[14, l],
+                G[15, l], G[16, l], G[17, l], G[18, l], G[19, l], G[20, l])
+            IA[par, 0, l] += A00
+            IA[par, 1, l] += A01
+            IA[par, 2, l] += A02
+            IA[par, 3, l] += D00
+            IA[par, 4, l] += D01
+            IA[par, 5, l] += D02
+            IA[par, 6, l] += A11
+            IA[par, 7, l] += A12
+            IA[par, 8, l] += D10
+            IA[par, 9, l] += D11
+            IA[par, 10, l] += D12
+            IA[par, 11, l] += A22
+            IA[par, 12, l] += D20
+            IA[par, 13, l] += D21
+            IA[par, 14, l] += D22
+            IA[par, 15, l] += C00
+            IA[par, 16, l] += C01
+            IA[par, 17, l] += C02
+            IA[par, 18, l] += C11
+            IA[par, 19, l] += C12
+            IA[par, 20, l] += C22
+            h0, h1, h2, h3, h4, h5 = H[0, l], H[1, l], H[2, l], H[3, l], H[4, l], H[5, l]
+            pA[par, 0, l] += h0 + (r1 * h5 - r2 * h4)
+            pA[par, 1, l] += h1 + (r2 * h3 - r0 * h5)
+            pA[par, 2, l] += h2 + (r0 * h4 - r1 * h3)
+            pA[par, 3, l] += h3
+            pA[par, 4, l] += h4
+            pA[par, 5, l] += h5
+
+    # Pass 3: accelerations, base to tips (row n of V: a_0 = (0, -g)).
+    for l in range(m):
+        for c in range(3):
+            V[n, c, l] = 0.0
+            V[n, 3 + c, l] = -kd[n, GRAVITY + c]
+    for i in range(n):
+        par = int(kd[i, PARENT])
+        for c in range(6):
+            for l in range(m):
+                P[c, l] = V[par, c, l]
+        for l in range(m):
+            r0, r1, r2 = r[i, 0, l], r[i, 1, l], r[i, 2, l]
+            ap0, ap1, ap2 = P[0, l], P[1, l], P[2, l]
+            h0 = ap0 + C[i, 0, l]                                # a' = X_i a_p + c_i
+            h1 = ap1 + C[i, 1, l]
+            h2 = ap2 + C[i, 2, l]
+            h3 = P[3, l] + (ap1 * r2 - ap2 * r1) + C[i, 3, l]
+            h4 = P[4, l] + (ap2 * r0 - ap0 * r2) + C[i, 4, l]
+            h5 = P[5, l] + (ap0 * r1 - ap1 * r0) + C[i, 5, l]
+            s = u[i, l]
+            s -= U[i, 0, l] * h0
+            s -= U[i, 1, l] * h1
+            s -= U[i, 2, l] * h2
+            s -= U[i, 3, l] * h3
+            s -= U[i, 4, l] * h4
+            s -= U[i, 5, l] * h5
+            qddi = s / D[i, l]                                   # qdd_i = (u_i - U^T a') / D_i
+            qdd[i, l] = qddi
+            V[i, 0, l] = h0 + J[i, 0, l] * qddi                  # a_i = a' + J_i qdd_i
+            V[i, 1, l] = h1 + J[i, 1, l] * qddi
+            V[i, 2, l] = h2 + J[i, 2, l] * qddi
+            V[i, 3, l] = h3 + J[i, 3, l] * qddi
+            V[i, 4, l] = h4 + J[i, 4, l] * qddi
+            V[i, 5, l] = h5 + J[i, 5, l] * qddi
+
+
+@njit(cache=True)
+def _lane_io(n):
+    """One chunk's states in lanes: ``q, qd, tau, qdd (n, LANES)``, ``fext (n, 6, LANES)`` and the
+    flags ``bad (LANES,)``, each an array of its own (C-contiguous)."""
+    L = LANES
+    return (np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, 6, L)),
+            np.zeros(L, dtype=np.int64))
+
+
+@njit(cache=True)
+def _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, start, end):
+    """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`aba_lanes`."""
+    n = kd.shape[0] - 1
+    ql, qdl, taul, qddl, fl, bad = _lane_io(n)
+    for b in range(start, end, LANES):
+        m = min(LANES, end - b)
+        for l in range(m):
+            k = b + l
+            status[k] = nonfinite_code(q[k], qd[k], tau[k], fext[k] if use_fext else fext[0], use_fext)
+            for i in range(n):
+                ql[i, l] = q[k, i]
+                qdl[i, l] = qd[k, i]
+                taul[i, l] = tau[k, i]
+            if use_fext:
+                for i in range(n):
+                    for j in range(6):
+                        fl[i, j, l] = fext[k, i, j]
+        aba_lanes(kd, ql, qdl, taul, fl, use_fext, qddl, bad, m)
+        for l in range(m):
+            k = b + l
+            if status[k] == 0:
+                if bad[l]:
+                    status[k] = 5
+                else:
+                    for i in range(n):
+                        qdd[k, i] = qddl[i, l]
+
+
 @njit(cache=True, parallel=True)
 def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
     """States ``(q[k], qd[k], tau[k]) -> qdd[k]`` for ``k < B``, ``chunks`` work units over numba's
     threads, one set of work arrays per chunk. ``status[k]`` as :func:`aba_fext`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    lanes = lanes_fit(n)
     for ch in prange(chunks):
-        R, p, J, V, c, IA, pA, U, D, u, Y, h = _work(n)
-        for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            fk = fext[k] if use_fext else fext[0]
-            status[k] = nonfinite_code(q[k], qd[k], tau[k], fk, use_fext)
-            if status[k] == 0:
-                status[k] = aba_state(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k],
-                                      R, p, J, V, c, IA, pA, U, D, u, Y, h)
+        start, end = ch * B // chunks, (ch + 1) * B // chunks
+        if lanes:
+            _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, start, end)
+        else:
+            R, p, J, V, c, IA, pA, U, D, u, Y, h = _work(n)
+            for k in range(start, end):
+                fk = fext[k] if use_fext else fext[0]
+                status[k] = nonfinite_code(q[k], qd[k], tau[k], fk, use_fext)
+                if status[k] == 0:
+                    status[k] = aba_state(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k],
+                                          R, p, J, V, c, IA, pA, U, D, u, Y, h)

@@ -17,16 +17,22 @@ to the parent as ``X^T G X`` (a congruence, so symmetry and 10-parameter form ar
 
 * :func:`inertia10_times`          ``out = G V``
 * :func:`inertia10_apply6`         ``G V`` returned as six numbers, ``V`` given as six numbers
+  (:func:`inertia_apply`: the same with ``G`` given as its ten numbers too)
 * :func:`inertia10_apply`          the same for ``V`` a row of an array
 * :func:`inertia10_transform`      ``I10' = X^T I10 X`` written (``add``) or added, with ``(R, p)``
   the pose of the inertia's frame in the target frame (composite inertias, world inertias)
-* :func:`inertia10_rotate`          ``I10' = X^T I10 X`` for a pure rotation ``X`` (``R`` as nine numbers)
+* :func:`inertia10_rotate`          ``I10' = X^T I10 X`` for a pure rotation ``X`` (``R`` as nine numbers;
+  :func:`inertia_rotate`: in plain numbers)
 
 The row-wise functions read and write rows of 2-D arrays in place, by index.
 * :func:`inertia10_shift_add`      ``I10' += X^T I10 X`` for a pure translation ``X``
 * :func:`inertia10_to_matrix`      the 6x6 matrix ``G``
 * :func:`matrix6_to_parent_add`    ``IA_p += X^T IA X`` for a full symmetric 6x6 matrix
-* :func:`matrix6_shift_add`        the same for a pure translation ``X`` (no rotation)
+* :func:`matrix6_shift_add`        the same for a pure translation ``X`` (no rotation;
+  :func:`matrix6_shift`: the 21 numbers of the upper triangle in and out)
+
+The plain-number forms serve the kernels that run many states side by side (one lane per
+state), where each body's arithmetic must be free of arrays of its own; the array forms call them.
 
 and the frame operations of the kernels that work in world axes (Coriolis, kinematics; CRBA
 and ABA in world-aligned frames at each body's origin):
@@ -57,9 +63,13 @@ def inertia10_apply6(A, r, c, w0, w1, w2, v0, v1, v2):
     """``G (w, v) = (I_o w + h x v, m v - h x w)`` as six numbers, for the inertia
     ``I = (m, h, I_o) = A[r, c: c + 10]`` (a row of a 2-D array, read in place: a row view passed
     into an inlined function costs a reference count each time)."""
-    m = A[r, c]
-    h0, h1, h2 = A[r, c + 1], A[r, c + 2], A[r, c + 3]
-    ixx, ixy, ixz, iyy, iyz, izz = A[r, c + 4], A[r, c + 5], A[r, c + 6], A[r, c + 7], A[r, c + 8], A[r, c + 9]
+    return inertia_apply(A[r, c], A[r, c + 1], A[r, c + 2], A[r, c + 3], A[r, c + 4], A[r, c + 5], A[r, c + 6],
+                         A[r, c + 7], A[r, c + 8], A[r, c + 9], w0, w1, w2, v0, v1, v2)
+
+
+@njit(cache=True, inline="always")
+def inertia_apply(m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz, w0, w1, w2, v0, v1, v2):
+    """``G (w, v) = (I_o w + h x v, m v - h x w)``, all in plain numbers."""
     return (ixx * w0 + ixy * w1 + ixz * w2 + h1 * v2 - h2 * v1,
             ixy * w0 + iyy * w1 + iyz * w2 + h2 * v0 - h0 * v2,
             ixz * w0 + iyz * w1 + izz * w2 + h0 * v1 - h1 * v0,
@@ -154,15 +164,19 @@ def inertia10_rotate(Rt, A, r, c, out, o):
     and ``I = A[r, c: c + 10]``: ``m' = m``, ``h' = R h``, ``I_o' = R I_o R^T``
     (:func:`inertia10_transform` with ``p = 0``)."""
     R00, R01, R02, R10, R11, R12, R20, R21, R22 = Rt
-    h0, h1, h2 = A[r, c + 1], A[r, c + 2], A[r, c + 3]
-    ixx, ixy, ixz, iyy, iyz, izz = A[r, c + 4], A[r, c + 5], A[r, c + 6], A[r, c + 7], A[r, c + 8], A[r, c + 9]
-    out[o, 0] = A[r, c]
-    out[o, 1] = R00 * h0 + R01 * h1 + R02 * h2
-    out[o, 2] = R10 * h0 + R11 * h1 + R12 * h2
-    out[o, 3] = R20 * h0 + R21 * h1 + R22 * h2
-    (out[o, 4], out[o, 5], out[o, 6],
-     out[o, 7], out[o, 8], out[o, 9]) = rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22,
-                                                        ixx, ixy, ixz, iyy, iyz, izz)
+    (out[o, 0], out[o, 1], out[o, 2], out[o, 3], out[o, 4], out[o, 5], out[o, 6], out[o, 7], out[o, 8],
+     out[o, 9]) = inertia_rotate(R00, R01, R02, R10, R11, R12, R20, R21, R22, A[r, c], A[r, c + 1], A[r, c + 2],
+                                 A[r, c + 3], A[r, c + 4], A[r, c + 5], A[r, c + 6], A[r, c + 7], A[r, c + 8],
+                                 A[r, c + 9])
+
+
+@njit(cache=True, inline="always")
+def inertia_rotate(R00, R01, R02, R10, R11, R12, R20, R21, R22, m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz):
+    """:func:`inertia10_rotate` in plain numbers: ``(m, R h, R I_o R^T)``, ten numbers."""
+    rxx, rxy, rxz, ryy, ryz, rzz = rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22,
+                                                   ixx, ixy, ixz, iyy, iyz, izz)
+    return (m, R00 * h0 + R01 * h1 + R02 * h2, R10 * h0 + R11 * h1 + R12 * h2, R20 * h0 + R21 * h1 + R22 * h2,
+            rxx, rxy, rxz, ryy, ryz, rzz)
 
 
 @njit(cache=True, inline="always")
@@ -282,27 +296,11 @@ def matrix6_shift_add(r0, r1, r2, IA, IAp):
     (``(P B^T)_ab = (r x B_b)_a``, ``(D P)_ab = (D_a x r)_b`` with ``B_b``, ``D_a`` rows).
     Reads the upper triangles of ``A`` and ``C``; writes the result exactly symmetric.
     """
-    B00, B01, B02 = IA[0, 3], IA[0, 4], IA[0, 5]
-    B10, B11, B12 = IA[1, 3], IA[1, 4], IA[1, 5]
-    B20, B21, B22 = IA[2, 3], IA[2, 4], IA[2, 5]
-    C00, C01, C02, C11, C12, C22 = IA[3, 3], IA[3, 4], IA[3, 5], IA[4, 4], IA[4, 5], IA[5, 5]
-    # D = B + P C: column b is B[:, b] + r x C[:, b]
-    D00 = B00 + (r1 * C02 - r2 * C01)
-    D10 = B10 + (r2 * C00 - r0 * C02)
-    D20 = B20 + (r0 * C01 - r1 * C00)
-    D01 = B01 + (r1 * C12 - r2 * C11)
-    D11 = B11 + (r2 * C01 - r0 * C12)
-    D21 = B21 + (r0 * C11 - r1 * C01)
-    D02 = B02 + (r1 * C22 - r2 * C12)
-    D12 = B12 + (r2 * C02 - r0 * C22)
-    D22 = B22 + (r0 * C12 - r1 * C02)
-    # A' = A + P B^T - D P (upper triangle)
-    A00 = IA[0, 0] + (r1 * B02 - r2 * B01) - (D01 * r2 - D02 * r1)
-    A01 = IA[0, 1] + (r1 * B12 - r2 * B11) - (D02 * r0 - D00 * r2)
-    A02 = IA[0, 2] + (r1 * B22 - r2 * B21) - (D00 * r1 - D01 * r0)
-    A11 = IA[1, 1] + (r2 * B10 - r0 * B12) - (D12 * r0 - D10 * r2)
-    A12 = IA[1, 2] + (r2 * B20 - r0 * B22) - (D10 * r1 - D11 * r0)
-    A22 = IA[2, 2] + (r0 * B21 - r1 * B20) - (D20 * r1 - D21 * r0)
+    (A00, A01, A02, A11, A12, A22, D00, D01, D02, D10, D11, D12, D20, D21, D22,
+     C00, C01, C02, C11, C12, C22) = matrix6_shift(
+        r0, r1, r2, IA[0, 0], IA[0, 1], IA[0, 2], IA[1, 1], IA[1, 2], IA[2, 2], IA[0, 3], IA[0, 4], IA[0, 5],
+        IA[1, 3], IA[1, 4], IA[1, 5], IA[2, 3], IA[2, 4], IA[2, 5],
+        IA[3, 3], IA[3, 4], IA[3, 5], IA[4, 4], IA[4, 5], IA[5, 5])
     IAp[0, 0] += A00
     IAp[0, 1] += A01
     IAp[0, 2] += A02
@@ -339,6 +337,32 @@ def matrix6_shift_add(r0, r1, r2, IA, IAp):
     IAp[5, 3] += C02
     IAp[5, 4] += C12
     IAp[5, 5] += C22
+
+
+@njit(cache=True, inline="always")
+def matrix6_shift(r0, r1, r2, A00, A01, A02, A11, A12, A22, B00, B01, B02, B10, B11, B12, B20, B21, B22,
+                  C00, C01, C02, C11, C12, C22):
+    """:func:`matrix6_shift_add` in plain numbers: the 21 entries of ``X^T IA X`` from those of
+    ``IA`` (the upper triangles of ``A`` and ``C``, all of ``B``), returned as
+    ``A' (00, 01, 02, 11, 12, 22), D (row-major), C``."""
+    # D = B + P C: column b is B[:, b] + r x C[:, b]
+    D00 = B00 + (r1 * C02 - r2 * C01)
+    D10 = B10 + (r2 * C00 - r0 * C02)
+    D20 = B20 + (r0 * C01 - r1 * C00)
+    D01 = B01 + (r1 * C12 - r2 * C11)
+    D11 = B11 + (r2 * C01 - r0 * C12)
+    D21 = B21 + (r0 * C11 - r1 * C01)
+    D02 = B02 + (r1 * C22 - r2 * C12)
+    D12 = B12 + (r2 * C02 - r0 * C22)
+    D22 = B22 + (r0 * C12 - r1 * C02)
+    # A' = A + P B^T - D P (upper triangle)
+    return (A00 + (r1 * B02 - r2 * B01) - (D01 * r2 - D02 * r1),
+            A01 + (r1 * B12 - r2 * B11) - (D02 * r0 - D00 * r2),
+            A02 + (r1 * B22 - r2 * B21) - (D00 * r1 - D01 * r0),
+            A11 + (r2 * B10 - r0 * B12) - (D12 * r0 - D10 * r2),
+            A12 + (r2 * B20 - r0 * B22) - (D10 * r1 - D11 * r0),
+            A22 + (r0 * B21 - r1 * B20) - (D20 * r1 - D21 * r0),
+            D00, D01, D02, D10, D11, D12, D20, D21, D22, C00, C01, C02, C11, C12, C22)
 
 
 @njit(cache=True, inline="always")

@@ -77,6 +77,32 @@ def joint_sincos_lanes(kd, i, q, SC, m):
 
 
 @njit(cache=True, inline="always")
+def _poses_of_kind_lanes(kd, i, q, SC, W, m, kind):
+    for l in range(m):
+        T = joint_pose_of_kind(kd, i, q[i, l], SC[0, l], SC[1, l], kind)
+        for c in range(12):
+            W[c, l] = T[c]
+
+
+@njit(cache=True, inline="always")
+def joint_poses_lanes(kd, i, q, SC, W, m):
+    """``W[:, l] = T_{p,i}`` (twelve numbers) of the lanes ``l < m`` from ``q[i, l]`` and their
+    sines and cosines ``SC`` (:func:`joint_sincos_lanes`): one loop per joint kind, each with the
+    kind a constant, so that the loop has no branch and vectorises."""
+    kind = joint_kind(kd, i)
+    if kind == PRISMATIC_JOINT:
+        _poses_of_kind_lanes(kd, i, q, SC, W, m, PRISMATIC_JOINT)
+    elif kind == REVOLUTE_X:
+        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_X)
+    elif kind == REVOLUTE_Y:
+        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_Y)
+    elif kind == REVOLUTE_Z:
+        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_Z)
+    else:
+        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_AXIS)
+
+
+@njit(cache=True, inline="always")
 def joint_pose(kd, i, qi):
     """``T_{p(i),i}(q_i) = (R, p)`` as twelve numbers ``(R00, R01, R02, R10, .., R22, p0, p1, p2)``
     (plain values, which the compiler keeps in registers).
@@ -95,6 +121,27 @@ def joint_pose_sc(kd, i, qi, s, c):
     """:func:`joint_pose` given ``s = sin(s q_i)`` and ``c = cos(s q_i)`` (a revolute joint; a
     prismatic joint uses ``q_i``): the kernels that run states side by side compute all the
     sines and cosines of a joint in one vectorised loop first."""
+    return joint_pose_of_kind(kd, i, qi, s, c, joint_kind(kd, i))
+
+
+# Kinds of joint for joint_pose_of_kind: each has its own arithmetic.
+PRISMATIC_JOINT, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z, REVOLUTE_AXIS = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, inline="always")
+def joint_kind(kd, i):
+    """The kind of joint ``i``: prismatic, revolute about the x, y or z axis of its frame, or
+    revolute about another axis."""
+    if kd[i, JTYPE] == PRISMATIC:
+        return PRISMATIC_JOINT
+    k = kd[i, AXISK]
+    return REVOLUTE_X if k == 1.0 else (REVOLUTE_Y if k == 2.0 else (REVOLUTE_Z if k == 3.0 else REVOLUTE_AXIS))
+
+
+@njit(cache=True, inline="always")
+def joint_pose_of_kind(kd, i, qi, s, c, kind):
+    """:func:`joint_pose_sc` for a joint of the given :func:`joint_kind`. A kernel that calls it
+    in a loop over states with ``kind`` a constant gets a loop without branches (vectorised)."""
     qi = qi * kd[i, JSCALE]
     ax = kd[i, AXIS]
     ay = kd[i, AXIS + 1]
@@ -103,22 +150,21 @@ def joint_pose_sc(kd, i, qi, s, c):
     R10, R11, R12 = kd[i, ROT + 3], kd[i, ROT + 4], kd[i, ROT + 5]
     R20, R21, R22 = kd[i, ROT + 6], kd[i, ROT + 7], kd[i, ROT + 8]
     p0, p1, p2 = kd[i, POS], kd[i, POS + 1], kd[i, POS + 2]
-    if kd[i, JTYPE] == PRISMATIC:
+    if kind == PRISMATIC_JOINT:
         p0 += (R00 * ax + R01 * ay + R02 * az) * qi
         p1 += (R10 * ax + R11 * ay + R12 * az) * qi
         p2 += (R20 * ax + R21 * ay + R22 * az) * qi
         return R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2
-    k = kd[i, AXISK]
     # a coordinate axis x, y or z: R = R_0 Rot(e_k, q) keeps column k of R_0 and turns the other two
-    if k == 3.0:
+    if kind == REVOLUTE_Z:
         return (c * R00 + s * R01, c * R01 - s * R00, R02,
                 c * R10 + s * R11, c * R11 - s * R10, R12,
                 c * R20 + s * R21, c * R21 - s * R20, R22, p0, p1, p2)
-    if k == 1.0:
+    if kind == REVOLUTE_X:
         return (R00, c * R01 + s * R02, c * R02 - s * R01,
                 R10, c * R11 + s * R12, c * R12 - s * R11,
                 R20, c * R21 + s * R22, c * R22 - s * R21, p0, p1, p2)
-    if k == 2.0:
+    if kind == REVOLUTE_Y:
         return (c * R00 - s * R02, R01, c * R02 + s * R00,
                 c * R10 - s * R12, R11, c * R12 + s * R10,
                 c * R20 - s * R22, R21, c * R22 + s * R20, p0, p1, p2)

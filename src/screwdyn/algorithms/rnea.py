@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import inertia10_apply6
-from .joints import joint_pose, joint_pose_sc, joint_screw, joint_sincos_lanes
+from .joints import joint_pose, joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .spatial_kernels import twist_to_child6, wrench_to_parent6, wrench_to_parent6v
 from .work import NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, stack3, unit_stride, work_size
@@ -178,10 +178,7 @@ def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
     for i in range(n):
         par = int(kd[i, PARENT])
         joint_sincos_lanes(kd, i, q, SC, m)
-        for l in range(m):
-            T = joint_pose_sc(kd, i, q[i, l], SC[0, l], SC[1, l])
-            for c in range(12):
-                W[i, c, l] = T[c]
+        joint_poses_lanes(kd, i, q, SC, W[i], m)
         for c in range(6):
             for l in range(m):
                 P[c, l] = V[par, c, l]

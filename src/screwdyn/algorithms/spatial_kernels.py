@@ -8,7 +8,8 @@ The same operators as :mod:`screwdyn.spatial`, (omega, v) and (n, f) ordering, f
 * :func:`bracket`             ``[ad_V] S = (w x s_w, v x s_w + w x s_v)``
 
 and, for the kernels that work in world-aligned frames (CRBA, ABA),
-:func:`aligned_body` ``R_i = R_p R_{p,i}``, ``r_i = R_p p_{p,i}``, ``J_i = (R_i s_w, R_i s_v)``.
+:func:`aligned_body` ``R_i = R_p R_{p,i}``, ``r_i = R_p p_{p,i}``, ``J_i = (R_i s_w, R_i s_v)``
+(:func:`aligned`: the same in plain numbers).
 
 The ``*6`` variants take the pose as the twelve numbers of :func:`.joints.joint_pose` and the
 6-vectors as plain numbers, and return plain numbers: no array traffic in the inner loops.
@@ -106,11 +107,22 @@ def aligned_body(kd, i, qi, par, R, r, J):
     parent's, in world axes, and its joint axis ``J[i] = (R_i s_w, R_i s_v)``. Returns ``R_i`` as
     nine numbers (row-major). (Whole arrays and indices, not row views: a view passed into an
     inlined function costs a reference count each time.)"""
-    b00, b01, b02, b10, b11, b12, b20, b21, b22, e0, e1, e2 = joint_pose(kd, i, qi)   # T_{p,i}
-    s0, s1, s2, s3, s4, s5 = joint_screw(kd, i)
-    a00, a01, a02 = R[par, 0, 0], R[par, 0, 1], R[par, 0, 2]
-    a10, a11, a12 = R[par, 1, 0], R[par, 1, 1], R[par, 1, 2]
-    a20, a21, a22 = R[par, 2, 0], R[par, 2, 1], R[par, 2, 2]
+    (c00, c01, c02, c10, c11, c12, c20, c21, c22, r[i, 0], r[i, 1], r[i, 2],
+     J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]) = aligned(
+        R[par, 0, 0], R[par, 0, 1], R[par, 0, 2], R[par, 1, 0], R[par, 1, 1], R[par, 1, 2],
+        R[par, 2, 0], R[par, 2, 1], R[par, 2, 2], joint_pose(kd, i, qi), joint_screw(kd, i))
+    R[i, 0, 0], R[i, 0, 1], R[i, 0, 2] = c00, c01, c02
+    R[i, 1, 0], R[i, 1, 1], R[i, 1, 2] = c10, c11, c12
+    R[i, 2, 0], R[i, 2, 1], R[i, 2, 2] = c20, c21, c22
+    return c00, c01, c02, c10, c11, c12, c20, c21, c22
+
+
+@njit(cache=True, inline="always")
+def aligned(a00, a01, a02, a10, a11, a12, a20, a21, a22, T, S):
+    """:func:`aligned_body` in plain numbers, from the parent's axes ``a`` (row-major), ``T =
+    T_{p,i}`` (twelve numbers) and ``S = S_i`` (six): ``R_i`` (nine), ``r_i`` (three), ``J_i`` (six)."""
+    b00, b01, b02, b10, b11, b12, b20, b21, b22, e0, e1, e2 = T
+    s0, s1, s2, s3, s4, s5 = S
     c00 = a00 * b00 + a01 * b10 + a02 * b20
     c01 = a00 * b01 + a01 * b11 + a02 * b21
     c02 = a00 * b02 + a01 * b12 + a02 * b22
@@ -120,16 +132,7 @@ def aligned_body(kd, i, qi, par, R, r, J):
     c20 = a20 * b00 + a21 * b10 + a22 * b20
     c21 = a20 * b01 + a21 * b11 + a22 * b21
     c22 = a20 * b02 + a21 * b12 + a22 * b22
-    R[i, 0, 0], R[i, 0, 1], R[i, 0, 2] = c00, c01, c02
-    R[i, 1, 0], R[i, 1, 1], R[i, 1, 2] = c10, c11, c12
-    R[i, 2, 0], R[i, 2, 1], R[i, 2, 2] = c20, c21, c22
-    r[i, 0] = a00 * e0 + a01 * e1 + a02 * e2
-    r[i, 1] = a10 * e0 + a11 * e1 + a12 * e2
-    r[i, 2] = a20 * e0 + a21 * e1 + a22 * e2
-    J[i, 0] = c00 * s0 + c01 * s1 + c02 * s2
-    J[i, 1] = c10 * s0 + c11 * s1 + c12 * s2
-    J[i, 2] = c20 * s0 + c21 * s1 + c22 * s2
-    J[i, 3] = c00 * s3 + c01 * s4 + c02 * s5
-    J[i, 4] = c10 * s3 + c11 * s4 + c12 * s5
-    J[i, 5] = c20 * s3 + c21 * s4 + c22 * s5
-    return c00, c01, c02, c10, c11, c12, c20, c21, c22
+    return (c00, c01, c02, c10, c11, c12, c20, c21, c22,
+            a00 * e0 + a01 * e1 + a02 * e2, a10 * e0 + a11 * e1 + a12 * e2, a20 * e0 + a21 * e1 + a22 * e2,
+            c00 * s0 + c01 * s1 + c02 * s2, c10 * s0 + c11 * s1 + c12 * s2, c20 * s0 + c21 * s1 + c22 * s2,
+            c00 * s3 + c01 * s4 + c02 * s5, c10 * s3 + c11 * s4 + c12 * s5, c20 * s3 + c21 * s4 + c22 * s5)

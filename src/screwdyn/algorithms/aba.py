@@ -257,7 +257,7 @@ def _ut(k, j):
 
 @njit(cache=True, error_model="numpy")   # a lane with D_i = 0 divides by it: inf, flagged in bad
 def aba_lanes(kd, q, qd, tau, fext, use_fext, qdd, bad, m):
-    """States side by side, as :func:`..rnea.rnea_lanes`: lane ``l < m`` of ``q, qd, tau, qdd
+    """States side by side, as :func:`.rnea.rnea_lanes`: lane ``l < m`` of ``q, qd, tau, qdd
     (n, LANES)`` and ``fext (n, 6, LANES)`` is one state; ``bad[l]`` counts the joints where
     ``D_i <= 0`` (a singular mass matrix; that lane's ``qdd`` is then meaningless). The
     arithmetic of :func:`aba_state`, each step done for all lanes in one loop that reads some

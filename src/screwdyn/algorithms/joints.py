@@ -14,8 +14,8 @@ Two functions make the interface, in the style of Featherstone's ``jcalc``:
 tuples of plain numbers; :func:`joint_transform` and :func:`motion_subspace` write the same into
 arrays. All are numba ``njit`` functions inlined into the algorithm kernels. The sine and cosine
 of a revolute joint are polynomials (:func:`sincos`), so that the kernels that run many states side
-by side compute them in one vectorised loop (:func:`joint_sincos_lanes`, then
-:func:`joint_pose_sc`) and get the same numbers as one state does.
+by side compute them in one vectorised loop (:func:`joint_sincos_lanes`), then the poses in one
+loop per joint kind (:func:`joint_poses_lanes`), and get the same numbers as one state does.
 """
 import math
 
@@ -34,6 +34,9 @@ _PIO2_1 = 1.57079625129699707031
 _PIO2_2 = 7.54978941586159635335e-8
 _PIO2_3 = 5.39030285815811905290e-15
 SINCOS_LIMIT = 1.0e8
+
+# Kinds of joint (:func:`joint_kind`), each with its own arithmetic in :func:`joint_pose_of_kind`.
+PRISMATIC_JOINT, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z, REVOLUTE_AXIS = 0, 1, 2, 3, 4
 
 
 @njit(cache=True, inline="always")
@@ -123,9 +126,6 @@ def joint_pose_sc(kd, i, qi, s, c):
     sines and cosines of a joint in one vectorised loop first."""
     return joint_pose_of_kind(kd, i, qi, s, c, joint_kind(kd, i))
 
-
-# Kinds of joint for joint_pose_of_kind: each has its own arithmetic.
-PRISMATIC_JOINT, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z, REVOLUTE_AXIS = 0, 1, 2, 3, 4
 
 
 @njit(cache=True, inline="always")

@@ -506,6 +506,13 @@ def _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, start, end):
                         qdd[k, i] = qddl[i, l]
 
 
+@njit(cache=True)
+def aba_state_call(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h):
+    """:func:`aba_state` as a compiled call, for the batch kernel's one-state-at-a-time route
+    (inlined into a parallel loop, the state's arithmetic makes numba's parallel pass several times slower to compile)."""
+    return aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h)
+
+
 @njit(cache=True, parallel=True)
 def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
     """States ``(q[k], qd[k], tau[k]) -> qdd[k]`` for ``k < B``, ``chunks`` work units over numba's
@@ -523,5 +530,5 @@ def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
                 fk = fext[k] if use_fext else fext[0]
                 status[k] = nonfinite_code(q[k], qd[k], tau[k], fk, use_fext)
                 if status[k] == 0:
-                    status[k] = aba_state(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k],
-                                          R, p, J, V, c, IA, pA, U, D, u, Y, h)
+                    status[k] = aba_state_call(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k],
+                                               R, p, J, V, c, IA, pA, U, D, u, Y, h)

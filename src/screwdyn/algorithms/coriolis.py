@@ -196,6 +196,13 @@ def coriolis(kd, q, qd, C):
     return 0
 
 
+@njit(cache=True)
+def coriolis_state_call(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h):
+    """:func:`coriolis_state` as a compiled call, for the batch kernel
+    (inlined into a parallel loop, the state's arithmetic makes numba's parallel pass several times slower to compile)."""
+    coriolis_state(kd, q, qd, C, R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)
+
+
 @njit(cache=True, parallel=True)
 def coriolis_batch(kd, q, qd, C, status, chunks):
     """States ``(q[k], qd[k]) -> C[k]`` for ``k < B``; ``status[k]`` as :func:`coriolis`."""
@@ -206,4 +213,4 @@ def coriolis_batch(kd, q, qd, C, status, chunks):
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
             status[k] = nonfinite_code(q[k], qd[k])
             if status[k] == 0:
-                coriolis_state(kd, q[k], qd[k], C[k], R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)
+                coriolis_state_call(kd, q[k], qd[k], C[k], R, p, S, Rw, pw, J, dJ, V, Yc, Bc, P, h)

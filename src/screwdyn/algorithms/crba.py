@@ -111,6 +111,13 @@ def crba(kd, q, M):
     return 0
 
 
+@njit(cache=True)
+def crba_state_call(kd, q, M, R, p, J, Ic, P):
+    """:func:`crba_state` as a compiled call, for the batch kernel
+    (inlined into a parallel loop, the state's arithmetic makes numba's parallel pass several times slower to compile)."""
+    crba_state(kd, q, M, R, p, J, Ic, P)
+
+
 @njit(cache=True, parallel=True)
 def crba_batch(kd, q, M, status, chunks):
     """States ``q[k] -> M[k]`` for ``k < B`` over ``chunks`` work units; ``status[k]`` as :func:`crba`."""
@@ -121,4 +128,4 @@ def crba_batch(kd, q, M, status, chunks):
         for k in range(c * B // chunks, (c + 1) * B // chunks):
             status[k] = nonfinite_code(q[k])
             if status[k] == 0:
-                crba_state(kd, q[k], M[k], R, p, J, Ic, P)
+                crba_state_call(kd, q[k], M[k], R, p, J, Ic, P)

@@ -307,6 +307,13 @@ def _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, start, end):
                     tau[b + l, i] = taul[i, l]
 
 
+@njit(cache=True)
+def rnea_state_call(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
+    """:func:`rnea_state` as a compiled call, for the batch kernel's one-state-at-a-time route
+    (inlined into a parallel loop, the state's arithmetic makes numba's parallel pass several times slower to compile)."""
+    rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F)
+
+
 @njit(cache=True, parallel=True)
 def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, chunks):
     """States ``q[k], qd[k], qdd[k] -> tau[k]`` for ``k < B``, ``chunks`` work units over numba's
@@ -326,4 +333,4 @@ def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, chunks):
                 fk = fext[k] if use_fext else fext[0]
                 status[k] = nonfinite_code(q[k], qd[k], qdd[k], fk, use_fext)
                 if status[k] == 0:
-                    rnea_state(kd, q[k], qd[k], qdd[k], fk, use_fext, tau[k], W, V, dV, F)
+                    rnea_state_call(kd, q[k], qd[k], qdd[k], fk, use_fext, tau[k], W, V, dV, F)

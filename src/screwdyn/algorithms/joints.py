@@ -113,18 +113,11 @@ def joint_pose(kd, i, qi):
     Revolute: ``R = R_0 Rot(a, s q)`` (Rodrigues), ``p = p_0``.
     Prismatic: ``R = R_0``, ``p = p_0 + R_0 a s q``.
     """
-    if kd[i, JTYPE] == PRISMATIC:
-        return joint_pose_sc(kd, i, qi, 0.0, 1.0)
+    kind = joint_kind(kd, i)
+    if kind == PRISMATIC_JOINT:
+        return joint_pose_of_kind(kd, i, qi, 0.0, 1.0, kind)
     s, c = sincos(qi * kd[i, JSCALE])
-    return joint_pose_sc(kd, i, qi, s, c)
-
-
-@njit(cache=True, inline="always")
-def joint_pose_sc(kd, i, qi, s, c):
-    """:func:`joint_pose` given ``s = sin(s q_i)`` and ``c = cos(s q_i)`` (a revolute joint; a
-    prismatic joint uses ``q_i``): the kernels that run states side by side compute all the
-    sines and cosines of a joint in one vectorised loop first."""
-    return joint_pose_of_kind(kd, i, qi, s, c, joint_kind(kd, i))
+    return joint_pose_of_kind(kd, i, qi, s, c, kind)
 
 
 
@@ -140,8 +133,9 @@ def joint_kind(kd, i):
 
 @njit(cache=True, inline="always")
 def joint_pose_of_kind(kd, i, qi, s, c, kind):
-    """:func:`joint_pose_sc` for a joint of the given :func:`joint_kind`. A kernel that calls it
-    in a loop over states with ``kind`` a constant gets a loop without branches (vectorised)."""
+    """:func:`joint_pose` for a joint of the given :func:`joint_kind`, given ``s = sin(s q_i)`` and
+    ``c = cos(s q_i)`` (a revolute joint; a prismatic joint uses ``q_i``). A kernel that calls it in
+    a loop over states with ``kind`` a constant gets a loop without branches (vectorised)."""
     qi = qi * kd[i, JSCALE]
     ax = kd[i, AXIS]
     ay = kd[i, AXIS + 1]

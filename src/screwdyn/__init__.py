@@ -6,7 +6,7 @@ Spatial vectors are ordered angular first: twists ``(omega, v)``, wrenches ``(n,
 """
 __version__ = "0.1.0"
 
-from . import inertia, models, spatial
+from . import inertia, spatial
 from .dynamics import (
     bias_torques, body_poses, center_of_mass, coriolis_matrix, external_wrenches, forward_dynamics,
     forward_kinematics, frame_pose, frame_velocity, friction_torques, gravity_torques, inverse_dynamics, jacobian,
@@ -14,15 +14,15 @@ from .dynamics import (
     momentum, potential_energy,
 )
 from .errors import InputError, ModelError, ScrewdynError, URDFError
-from .io.urdf import load_urdf
 from .model import PRISMATIC, REVOLUTE, Model, ModelBuilder
-from .sim import SimulationError, Trajectory, simulate
-from .trajectory import JointTrajectory
 
 # Loaded on first use: identification pulls in scipy.signal/optimize/stats (over a second), the
-# symbolic layer SymPy; ``import screwdyn`` stays fast.
+# symbolic layer SymPy, the URDF reader defusedxml; ``import screwdyn`` stays fast (its start-up,
+# ``bench/startup.py``, is mostly numba's).
 _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor": ("ident", "regressor"),
-         "symbolic": ("symbolic", None)}
+         "symbolic": ("symbolic", None), "models": ("models", None), "load_urdf": ("io.urdf", "load_urdf"),
+         "simulate": ("sim", "simulate"), "Trajectory": ("sim", "Trajectory"),
+         "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory")}
 
 
 def __getattr__(name):
@@ -30,5 +30,11 @@ def __getattr__(name):
         import importlib
         module, attr = _LAZY[name]
         mod = importlib.import_module(f"{__name__}.{module}")
-        return mod if attr is None else getattr(mod, attr)
+        value = mod if attr is None else getattr(mod, attr)
+        globals()[name] = value   # found directly from now on
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

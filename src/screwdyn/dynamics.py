@@ -16,16 +16,37 @@ everywhere; friction enters only through ``friction=True``.
 """
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 import numba
 import numpy as np
 
-from .algorithms import aba as _aba
-from .algorithms import coriolis as _coriolis
-from .algorithms import crba as _crba
-from .algorithms import energy as _energy
-from .algorithms import kinematics as _kin
-from .algorithms import ltdl as _ltdl
 from .algorithms import rnea as _rnea
+
+
+def _lazy_module(name):
+    """``import name``, its body run on first attribute access (importlib's ``LazyLoader``):
+    each kernel module creates a dispatcher per kernel (about a millisecond each), and a program
+    that only runs inverse dynamics should not wait for the others (see ``bench/startup.py``)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    setattr(sys.modules[parent], child, module)
+    return module
+
+
+_aba = _lazy_module("screwdyn.algorithms.aba")
+_coriolis = _lazy_module("screwdyn.algorithms.coriolis")
+_crba = _lazy_module("screwdyn.algorithms.crba")
+_energy = _lazy_module("screwdyn.algorithms.energy")
+_kin = _lazy_module("screwdyn.algorithms.kinematics")
+_ltdl = _lazy_module("screwdyn.algorithms.ltdl")
 from .algorithms.work import NOT_FAST
 from .errors import InputError, ModelError
 from .model import Model
@@ -91,19 +112,19 @@ class _Entries:
     _C2 = numba.types.Array(numba.types.float64, 2, "C")
     _C1 = numba.types.Array(numba.types.float64, 1, "C")
     _A1 = numba.types.Array(numba.types.float64, 1, "A")
-    _SIGNATURES = {
-        "rnea": (_rnea.rnea, (_C2, _A1, _A1, _A1, _C1)),
-        "crba": (_crba.crba, (_C2, _A1, _C2)),
-        "aba": (_aba.aba, (_C2, _A1, _A1, _A1, _C1)),
-        "coriolis": (_coriolis.coriolis, (_C2, _A1, _A1, _C2)),
+    _SIGNATURES = {   # kernel name: (its module, the signature)
+        "rnea": (_rnea, (_C2, _A1, _A1, _A1, _C1)),
+        "crba": (_crba, (_C2, _A1, _C2)),
+        "aba": (_aba, (_C2, _A1, _A1, _A1, _C1)),
+        "coriolis": (_coriolis, (_C2, _A1, _A1, _C2)),
     }
 
     def __getattr__(self, name):
         try:
-            kernel, signature = self._SIGNATURES[name]
+            module, signature = self._SIGNATURES[name]
         except KeyError:
             raise AttributeError(name) from None
-        entry = kernel.compile(signature)   # from numba's cache when it is warm
+        entry = getattr(module, name).compile(signature)   # from numba's cache when it is warm
         setattr(self, name, entry)
         return entry
 
@@ -113,8 +134,10 @@ _NOT_ARRAYS = (AttributeError, TypeError)   # what the fast paths' tests and the
 
 
 def _chunks(B):
-    """Work units for a batch of ``B`` states: a few per numba thread (numba's settings decide)."""
-    return min(B, 8 * numba.get_num_threads())
+    """Work units for a batch of ``B`` states: one per numba thread (numba's settings decide). A
+    ``prange`` splits its iterations evenly over the threads once (static scheduling), so more
+    units would balance nothing and cost each its work arrays and its part-filled lane group."""
+    return min(B, numba.get_num_threads())
 
 
 def _raise_nonfinite(code, index=None, names=_ARG_OF_CODE):
@@ -131,7 +154,7 @@ def _run_batch(kernel, batch_shape, *args, names=_ARG_OF_CODE):
     B = args[1].shape[0]   # every batch kernel takes (kd, states (B, ...), ...)
     status = np.zeros(B, dtype=np.int64)
     kernel(*args, status, _chunks(B))
-    if status.any():
+    if np.count_nonzero(status):   # (a C call, where status.any() reduces through a ufunc: 0.3 against 3 us)
         _raise_batch_status(status, batch_shape, names)
 
 
@@ -192,8 +215,10 @@ def friction_torques(model: Model, qd) -> np.ndarray:
 
 def _batch_arrays(n, arrays, names):
     """Broadcast state arrays to one batch; returns (batch_shape, list of (B, n) C-contiguous arrays)."""
+    shape = arrays[0].shape
     try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        if any(a.shape != shape for a in arrays):   # (np.broadcast_shapes costs 5 us: only when needed)
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
         shapes = ", ".join(f"{nm} {a.shape}" for nm, a in zip(names, arrays))
         raise InputError(f"state arrays do not broadcast to one batch: {shapes}") from None

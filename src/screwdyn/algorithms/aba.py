@@ -41,7 +41,7 @@ from numba import njit, prange
 from .inertia_kernels import (inertia10_apply6, inertia10_rotate, inertia10_to_matrix, inertia_apply, inertia_rotate,
                               matrix6_shift, matrix6_shift_add)
 from .layout import ARMAT, GRAVITY, MASS, PARENT
-from .rnea import NO_FEXT, nonfinite_code
+from .rnea import NO_FEXT, lanes_in, nonfinite_code
 from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .spatial_kernels import aligned, aligned_body, wrench_to_parent6v
 from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, unit_stride, work_size
@@ -470,34 +470,26 @@ def aba_lanes(kd, q, qd, tau, fext, use_fext, qdd, bad, m):
 
 @njit(cache=True)
 def _lane_io(n):
-    """One chunk's states in lanes: ``q, qd, tau, qdd (n, LANES)``, ``fext (n, 6, LANES)`` and the
-    flags ``bad (LANES,)``, each an array of its own (C-contiguous)."""
+    """One chunk's states in lanes: ``q, qd, tau, qdd (n, LANES)``, ``fext (n, 6, LANES)``, the
+    flags ``bad (LANES,)`` and ``acc (LANES,)`` for :func:`.rnea.lanes_in`, each an array of its
+    own (C-contiguous)."""
     L = LANES
     return (np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, 6, L)),
-            np.zeros(L, dtype=np.int64))
+            np.zeros(L, dtype=np.int64), np.empty(L))
 
 
 @njit(cache=True)
 def _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, start, end):
     """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`aba_lanes`."""
     n = kd.shape[0] - 1
-    ql, qdl, taul, qddl, fl, bad = _lane_io(n)
+    ql, qdl, taul, qddl, fl, bad, acc = _lane_io(n)
     for b in range(start, end, LANES):
         m = min(LANES, end - b)
-        for l in range(m):
-            k = b + l
-            status[k] = nonfinite_code(q[k], qd[k], tau[k], fext[k] if use_fext else fext[0], use_fext)
-            for i in range(n):
-                ql[i, l] = q[k, i]
-                qdl[i, l] = qd[k, i]
-                taul[i, l] = tau[k, i]
-            if use_fext:
-                for i in range(n):
-                    for j in range(6):
-                        fl[i, j, l] = fext[k, i, j]
+        lanes_in(q, qd, tau, fext, use_fext, b, m, ql, qdl, taul, fl, acc)
         aba_lanes(kd, ql, qdl, taul, fl, use_fext, qddl, bad, m)
         for l in range(m):
             k = b + l
+            status[k] = 0 if acc[l] == 0.0 else nonfinite_code(q[k], qd[k], tau[k], fext[k] if use_fext else fext[0], use_fext)
             if status[k] == 0:
                 if bad[l]:
                     status[k] = 5

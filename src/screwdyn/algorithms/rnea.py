@@ -275,36 +275,56 @@ def _one_state(kd, q, qd, qdd, fext, use_fext, tau):
 @njit(cache=True)
 def _lane_io(n):
     """One chunk's states in lanes: ``q, qd, qdd, tau (n, LANES)`` and ``fext (n, 6, LANES)``, each
-    C-contiguous (a unit stride that the vectorised loops of :func:`rnea_lanes` rely on)."""
+    C-contiguous (a unit stride that the vectorised loops of :func:`rnea_lanes` rely on), and
+    ``acc (LANES,)`` for :func:`lanes_in`."""
     L = LANES
-    return np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, 6, L))
+    return np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, L)), np.empty((n, 6, L)), np.empty(L)
+
+
+@njit(cache=True, inline="always")
+def lanes_in(a, b, c, fext, use_fext, k0, m, al, bl, cl, fl, acc):
+    """Copy states ``k0 <= k < k0 + m`` of ``a, b, c (B, n)`` (and ``fext (B, n, 6)`` when
+    ``use_fext``) into lanes ``al, bl, cl (n, L)``, ``fl (n, 6, L)``. ``acc[l]`` is then 0 when
+    lane ``l``'s inputs are all finite, NaN when not: each input adds ``x * 0``, which is NaN for
+    NaN and inf (a branch-free sum where a test per number would cost a branch)."""
+    n = al.shape[0]
+    for l in range(m):
+        acc[l] = 0.0
+    for i in range(n):
+        for l in range(m):
+            x = a[k0 + l, i]
+            y = b[k0 + l, i]
+            z = c[k0 + l, i]
+            al[i, l] = x
+            bl[i, l] = y
+            cl[i, l] = z
+            acc[l] += (x * 0.0 + y * 0.0) + z * 0.0
+    if use_fext:
+        for i in range(n):
+            for j in range(6):
+                for l in range(m):
+                    x = fext[k0 + l, i, j]
+                    fl[i, j, l] = x
+                    acc[l] += x * 0.0
 
 
 @njit(cache=True)
 def _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, start, end):
     """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`rnea_lanes`."""
     n = kd.shape[0] - 1
-    ql, qdl, qddl, taul, fl = _lane_io(n)
+    ql, qdl, qddl, taul, fl, acc = _lane_io(n)
     if not use_fext:
         fl[:] = 0.0
     for b in range(start, end, LANES):
         m = min(LANES, end - b)
-        for l in range(m):
-            k = b + l
-            status[k] = nonfinite_code(q[k], qd[k], qdd[k], fext[k] if use_fext else fext[0], use_fext)
-            for i in range(n):
-                ql[i, l] = q[k, i]
-                qdl[i, l] = qd[k, i]
-                qddl[i, l] = qdd[k, i]
-            if use_fext:
-                for i in range(n):
-                    for j in range(6):
-                        fl[i, j, l] = fext[k, i, j]
+        lanes_in(q, qd, qdd, fext, use_fext, b, m, ql, qdl, qddl, fl, acc)
         rnea_lanes(kd, ql, qdl, qddl, fl, taul, m)
         for l in range(m):
-            if status[b + l] == 0:
+            k = b + l
+            status[k] = 0 if acc[l] == 0.0 else nonfinite_code(q[k], qd[k], qdd[k], fext[k] if use_fext else fext[0], use_fext)
+            if status[k] == 0:
                 for i in range(n):
-                    tau[b + l, i] = taul[i, l]
+                    tau[k, i] = taul[i, l]
 
 
 @njit(cache=True)

@@ -16,41 +16,40 @@ everywhere; friction enters only through ``friction=True``.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 
 import numba
 import numpy as np
 
 from .algorithms import rnea as _rnea
-
-
-def _lazy_module(name):
-    """``import name``, its body run on first attribute access (importlib's ``LazyLoader``):
-    each kernel module creates a dispatcher per kernel (about a millisecond each), and a program
-    that only runs inverse dynamics should not wait for the others (see ``bench/startup.py``)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.find_spec(name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    parent, _, child = name.rpartition(".")
-    setattr(sys.modules[parent], child, module)
-    return module
-
-
-_aba = _lazy_module("screwdyn.algorithms.aba")
-_coriolis = _lazy_module("screwdyn.algorithms.coriolis")
-_crba = _lazy_module("screwdyn.algorithms.crba")
-_energy = _lazy_module("screwdyn.algorithms.energy")
-_kin = _lazy_module("screwdyn.algorithms.kinematics")
-_ltdl = _lazy_module("screwdyn.algorithms.ltdl")
 from .algorithms.work import NOT_FAST
 from .errors import InputError, ModelError
 from .model import Model
 from .spatial import Ad, inverse_transform
+
+
+class _LazyKernels:
+    """A kernel module, imported on first use. Each kernel module creates a dispatcher per
+    kernel (about a millisecond each), and a program that only runs inverse dynamics need not
+    wait for the others (``bench/startup.py``). The first attribute lookup imports the module
+    (``importlib.import_module`` holds the import lock, so threads may race here) and puts the
+    module itself in this module's globals under ``alias``: later lookups find it directly."""
+
+    def __init__(self, module, alias):
+        self._module, self._alias = module, alias
+
+    def __getattr__(self, attr):
+        module = importlib.import_module(f"screwdyn.algorithms.{self._module}")
+        globals()[self._alias] = module
+        return getattr(module, attr)
+
+
+_aba = _LazyKernels("aba", "_aba")
+_coriolis = _LazyKernels("coriolis", "_coriolis")
+_crba = _LazyKernels("crba", "_crba")
+_energy = _LazyKernels("energy", "_energy")
+_kin = _LazyKernels("kinematics", "_kin")
+_ltdl = _LazyKernels("ltdl", "_ltdl")
 
 __all__ = [
     "inverse_dynamics", "friction_torques", "external_wrenches",

@@ -26,11 +26,14 @@ exactly symmetric). Cost ``O(n d)`` with ``d`` the depth of the tree.
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_apply, inertia10_rotate, inertia10_shift_add
+from .inertia_kernels import inertia10_apply, inertia10_rotate, inertia10_shift_add, inertia_apply, inertia_rotate, inertia_shift
+from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
-from .spatial_kernels import aligned_body
-from .work import NOT_FAST, block2, block3, contiguous, scratch, unit_stride, work_size
+from .spatial_kernels import aligned, aligned_body
+from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, unit_stride, work_size
+
+LANES = 16   # states side by side in crba_lanes
 
 
 @njit(cache=True, inline="always")
@@ -118,14 +121,150 @@ def crba_state_call(kd, q, M, R, p, J, Ic, P):
     crba_state(kd, q, M, R, p, J, Ic, P)
 
 
+@njit(cache=True, inline="always")
+def lanes_fit(n):
+    """Whether :func:`crba_lanes`' arrays for ``n`` bodies fit on the stack (up to 51 bodies);
+    larger models run one state at a time."""
+    return LANES * (n * n + 28 * n + 69) <= STACK_LIMIT
+
+
+@njit(cache=True)
+def crba_lanes(kd, q, M, k0, ok, m):
+    """States side by side, as :func:`.rnea.rnea_lanes`: lane ``l < m`` of ``q (n, LANES)`` is
+    state ``k0 + l``, whose ``M`` goes to ``M[k0 + l]`` when ``ok[l]``. The arithmetic of
+    :func:`crba_state`, each step in one loop over the lanes, in stack arrays of their own (the
+    parent's axes and the child's inertia are first copied out, so no loop reads the array it
+    writes); the ancestor walk is the same for every lane. Results equal :func:`crba_state`'s
+    bit for bit. Only for models with :func:`lanes_fit`."""
+    n = kd.shape[0] - 1
+    L = LANES
+    R = stack3(n + 2, 9, L)      # R_i, row-major (row n + 1: the base)
+    p = stack3(n + 2, 3, L)      # r_i
+    J = stack3(n + 1, 6, L)      # J_i
+    Ic = stack3(n, 10, L)        # composite inertias
+    Ml = stack3(n, n, L)
+    A = stack2(9, L)             # the parent's axes
+    G = stack2(10, L)            # the child's composite inertia
+    F = stack2(6, L)
+    W = stack2(12, L)
+    SC = stack2(2, L)
+    for c in range(9):
+        e = 1.0 if c == 0 or c == 4 or c == 8 else 0.0
+        for l in range(m):
+            R[n + 1, c, l] = e
+    for c in range(3):
+        for l in range(m):
+            p[n + 1, c, l] = 0.0
+    for i in range(n):
+        for j in range(n):
+            for l in range(m):
+                Ml[i, j, l] = 0.0
+    # Pass 1: poses, joint axes J_i and inertias Ic_i = G_i in world axes.
+    for i in range(n):
+        par = int(kd[i, PARENT])
+        joint_sincos_lanes(kd, i, q, SC, m)
+        joint_poses_lanes(kd, i, q, SC, W, m)
+        for c in range(9):
+            for l in range(m):
+                A[c, l] = R[par, c, l]
+        s = joint_screw(kd, i)
+        for l in range(m):
+            T = (W[0, l], W[1, l], W[2, l], W[3, l], W[4, l], W[5, l], W[6, l], W[7, l], W[8, l], W[9, l],
+                 W[10, l], W[11, l])
+            (c00, c01, c02, c10, c11, c12, c20, c21, c22, r0, r1, r2, j0, j1, j2, j3, j4, j5) = aligned(
+                A[0, l], A[1, l], A[2, l], A[3, l], A[4, l], A[5, l], A[6, l], A[7, l], A[8, l], T, s)
+            R[i, 0, l], R[i, 1, l], R[i, 2, l], R[i, 3, l], R[i, 4, l] = c00, c01, c02, c10, c11
+            R[i, 5, l], R[i, 6, l], R[i, 7, l], R[i, 8, l] = c12, c20, c21, c22
+            p[i, 0, l], p[i, 1, l], p[i, 2, l] = r0, r1, r2
+            J[i, 0, l], J[i, 1, l], J[i, 2, l], J[i, 3, l], J[i, 4, l], J[i, 5, l] = j0, j1, j2, j3, j4, j5
+            (Ic[i, 0, l], Ic[i, 1, l], Ic[i, 2, l], Ic[i, 3, l], Ic[i, 4, l], Ic[i, 5, l], Ic[i, 6, l], Ic[i, 7, l],
+             Ic[i, 8, l], Ic[i, 9, l]) = inertia_rotate(
+                c00, c01, c02, c10, c11, c12, c20, c21, c22, kd[i, MASS], kd[i, MASS + 1], kd[i, MASS + 2],
+                kd[i, MASS + 3], kd[i, MASS + 4], kd[i, MASS + 5], kd[i, MASS + 6], kd[i, MASS + 7],
+                kd[i, MASS + 8], kd[i, MASS + 9])
+    # Pass 2: composite inertias, tips to base, and the rows of M.
+    for i in range(n - 1, -1, -1):
+        arm = kd[i, ARMAT]
+        for c in range(10):
+            for l in range(m):
+                G[c, l] = Ic[i, c, l]
+        for l in range(m):
+            F0, F1, F2, F3, F4, F5 = inertia_apply(G[0, l], G[1, l], G[2, l], G[3, l], G[4, l], G[5, l], G[6, l],
+                                                   G[7, l], G[8, l], G[9, l], J[i, 0, l], J[i, 1, l], J[i, 2, l],
+                                                   J[i, 3, l], J[i, 4, l], J[i, 5, l])
+            Ml[i, i, l] = (J[i, 0, l] * F0 + J[i, 1, l] * F1 + J[i, 2, l] * F2
+                           + J[i, 3, l] * F3 + J[i, 4, l] * F4 + J[i, 5, l] * F5) + arm
+            F[0, l], F[1, l], F[2, l], F[3, l], F[4, l], F[5, l] = F0, F1, F2, F3, F4, F5
+        j = i
+        par = int(kd[j, PARENT])
+        while par >= 0:
+            for l in range(m):
+                r0, r1, r2 = p[j, 0, l], p[j, 1, l], p[j, 2, l]       # F = X_j^T F = (n + r x f, f)
+                F0, F1, F2, F3, F4, F5 = F[0, l], F[1, l], F[2, l], F[3, l], F[4, l], F[5, l]
+                F0 += r1 * F5 - r2 * F4
+                F1 += r2 * F3 - r0 * F5
+                F2 += r0 * F4 - r1 * F3
+                F[0, l], F[1, l], F[2, l] = F0, F1, F2
+                t = (J[par, 0, l] * F0 + J[par, 1, l] * F1 + J[par, 2, l] * F2     # M_ij = M_ji = J_j^T F
+                     + J[par, 3, l] * F3 + J[par, 4, l] * F4 + J[par, 5, l] * F5)
+                Ml[i, par, l] = t
+                Ml[par, i, l] = t
+            j = par
+            par = int(kd[j, PARENT])
+        par = int(kd[i, PARENT])
+        if par >= 0:                                             # Ic_p += X_i^T Ic_i X_i
+            for l in range(m):
+                d0, d1, d2, d3, d4, d5, d6, d7, d8, d9 = inertia_shift(
+                    p[i, 0, l], p[i, 1, l], p[i, 2, l], G[0, l], G[1, l], G[2, l], G[3, l], G[4, l], G[5, l],
+                    G[6, l], G[7, l], G[8, l], G[9, l])
+                Ic[par, 0, l] += d0
+                Ic[par, 1, l] += d1
+                Ic[par, 2, l] += d2
+                Ic[par, 3, l] += d3
+                Ic[par, 4, l] += d4
+                Ic[par, 5, l] += d5
+                Ic[par, 6, l] += d6
+                Ic[par, 7, l] += d7
+                Ic[par, 8, l] += d8
+                Ic[par, 9, l] += d9
+    for l in range(m):
+        if ok[l]:
+            for i in range(n):
+                for j in range(n):
+                    M[k0 + l, i, j] = Ml[i, j, l]
+
+
+@njit(cache=True)
+def _batch_in_lanes(kd, q, M, status, start, end):
+    """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`crba_lanes`."""
+    n = kd.shape[0] - 1
+    ql = np.empty((n, LANES))
+    ok = np.empty(LANES, dtype=np.bool_)
+    for b in range(start, end, LANES):
+        m = min(LANES, end - b)
+        for l in range(m):
+            k = b + l
+            status[k] = nonfinite_code(q[k])
+            ok[l] = status[k] == 0
+            for i in range(n):
+                ql[i, l] = q[k, i] if ok[l] else 0.0
+        crba_lanes(kd, ql, M, b, ok, m)
+
+
 @njit(cache=True, parallel=True)
 def crba_batch(kd, q, M, status, chunks):
-    """States ``q[k] -> M[k]`` for ``k < B`` over ``chunks`` work units; ``status[k]`` as :func:`crba`."""
+    """States ``q[k] -> M[k]`` for ``k < B`` over ``chunks`` work units; ``status[k]`` as :func:`crba`.
+    Each chunk runs its states ``LANES`` at a time through :func:`crba_lanes` when the model fits."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    lanes = lanes_fit(n)
     for c in prange(chunks):
-        R, p, J, Ic, P = _work(n)
-        for k in range(c * B // chunks, (c + 1) * B // chunks):
-            status[k] = nonfinite_code(q[k])
-            if status[k] == 0:
-                crba_state_call(kd, q[k], M[k], R, p, J, Ic, P)
+        start, end = c * B // chunks, (c + 1) * B // chunks
+        if lanes:
+            _batch_in_lanes(kd, q, M, status, start, end)
+        else:
+            R, p, J, Ic, P = _work(n)
+            for k in range(start, end):
+                status[k] = nonfinite_code(q[k])
+                if status[k] == 0:
+                    crba_state_call(kd, q[k], M[k], R, p, J, Ic, P)

@@ -369,19 +369,27 @@ def matrix6_shift(r0, r1, r2, A00, A01, A02, A11, A12, A22, B00, B01, B02, B10, 
 def inertia10_shift_add(r0, r1, r2, I, out):
     """``out += X^T I X`` for a pure translation (:func:`inertia10_transform` with ``R = 1``,
     ``p = r``): ``h' = h + m r``, ``I_o' = I_o - (r h'^T + h r^T) + (h.r + h'.r) 1``."""
-    m = I[0]
-    h0, h1, h2 = I[1], I[2], I[3]
+    (d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) = inertia_shift(r0, r1, r2, I[0], I[1], I[2], I[3], I[4], I[5], I[6],
+                                                             I[7], I[8], I[9])
+    out[0] += d0
+    out[1] += d1
+    out[2] += d2
+    out[3] += d3
+    out[4] += d4
+    out[5] += d5
+    out[6] += d6
+    out[7] += d7
+    out[8] += d8
+    out[9] += d9
+
+
+@njit(cache=True, inline="always")
+def inertia_shift(r0, r1, r2, m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz):
+    """:func:`inertia10_shift_add`'s ``X^T I X`` in plain numbers (ten)."""
     g0 = h0 + m * r0
     g1 = h1 + m * r1
     g2 = h2 + m * r2
     d = (h0 * r0 + h1 * r1 + h2 * r2) + (g0 * r0 + g1 * r1 + g2 * r2)
-    out[0] += m
-    out[1] += g0
-    out[2] += g1
-    out[3] += g2
-    out[4] += I[4] - (r0 * g0 + h0 * r0) + d
-    out[5] += I[5] - (r0 * g1 + h0 * r1)
-    out[6] += I[6] - (r0 * g2 + h0 * r2)
-    out[7] += I[7] - (r1 * g1 + h1 * r1) + d
-    out[8] += I[8] - (r1 * g2 + h1 * r2)
-    out[9] += I[9] - (r2 * g2 + h2 * r2) + d
+    return (m, g0, g1, g2,
+            ixx - (r0 * g0 + h0 * r0) + d, ixy - (r0 * g1 + h0 * r1), ixz - (r0 * g2 + h0 * r2),
+            iyy - (r1 * g1 + h1 * r1) + d, iyz - (r1 * g2 + h1 * r2), izz - (r2 * g2 + h2 * r2) + d)

@@ -153,7 +153,7 @@ def _run_batch(kernel, batch_shape, *args, names=_ARG_OF_CODE):
     B = args[1].shape[0]   # every batch kernel takes (kd, states (B, ...), ...)
     status = np.zeros(B, dtype=np.int64)
     kernel(*args, status, _chunks(B))
-    if np.count_nonzero(status):   # (a C call, where status.any() reduces through a ufunc: 0.3 against 3 us)
+    if np.count_nonzero(status):   # (a C call, where status.any() reduces through a ufunc: 0.8 against 4 us at B = 1,000)
         _raise_batch_status(status, batch_shape, names)
 
 

@@ -24,6 +24,16 @@ _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor
          "simulate": ("sim", "simulate"), "Trajectory": ("sim", "Trajectory"),
          "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory")}
 
+__all__ = [   # what ``from screwdyn import *`` gives: the eager names and the light lazy ones
+    "inertia", "spatial", "models",
+    "bias_torques", "body_poses", "center_of_mass", "coriolis_matrix", "external_wrenches", "forward_dynamics",
+    "forward_kinematics", "frame_pose", "frame_velocity", "friction_torques", "gravity_torques", "inverse_dynamics",
+    "jacobian", "jdot_qd", "joint_torques_from_wrench", "kinetic_energy", "mass_matrix", "mass_matrix_inverse",
+    "mechanical_energy", "momentum", "potential_energy",
+    "InputError", "ModelError", "ScrewdynError", "URDFError", "PRISMATIC", "REVOLUTE", "Model", "ModelBuilder",
+    "load_urdf", "simulate", "Trajectory", "SimulationError", "JointTrajectory",
+]
+
 
 def __getattr__(name):
     if name in _LAZY:

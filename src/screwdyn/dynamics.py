@@ -590,13 +590,13 @@ def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Kinematics: poses, Jacobians, Jdot qd, J^T F.
 # ---------------------------------------------------------------------------------------------
-_REFERENCES = {"space": _kin.SPACE, "world": _kin.SPACE, "body": _kin.BODY, "local": _kin.BODY,
-               "world_aligned": _kin.WORLD_ALIGNED, "local_world_aligned": _kin.WORLD_ALIGNED}
+_REFERENCES = {"space": "SPACE", "world": "SPACE", "body": "BODY", "local": "BODY",   # constants of _kin
+               "world_aligned": "WORLD_ALIGNED", "local_world_aligned": "WORLD_ALIGNED"}
 
 
 def _reference(reference):
     try:
-        return _REFERENCES[reference]
+        return getattr(_kin, _REFERENCES[reference])   # (read here: the module loads on first use)
     except (KeyError, TypeError):
         raise InputError(f"reference must be one of {sorted(_REFERENCES)}, got {reference!r}") from None
 

@@ -151,3 +151,41 @@ def test_batch_matches_single_calls(rng):
             assert np.array_equal(C[a, b], screwdyn.coriolis_matrix(model, Q[a, b], QD[a, b]))
             assert np.array_equal(G[a, b], screwdyn.gravity_torques(model, Q[a, b]))
             assert np.array_equal(H[a, b], screwdyn.bias_torques(model, Q[a, b], QD[a, b]))
+
+
+@pytest.mark.parametrize("groups, extra", [(0, 1), (1, -1), (2, 3), (9, 5)])
+def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
+    """The batch kernel runs LANES states side by side (vectorised): every state, in full and
+    part-filled groups, equals the single-state kernel bit for bit, on a tree with revolute joints
+    about coordinate and other axes and prismatic joints, joint angles beyond the polynomial
+    sine's range included (entries of different branches stay zero); a NaN in one state is
+    reported at its index, and an inf in qd too."""
+    from screwdyn.algorithms.coriolis import LANES
+    B = groups * LANES + extra
+    for aligned in (False, True):
+        model = random_model(rng, n=9, fixed=2, branching=0.5, aligned=aligned)
+        Q, QD, _ = random_state(rng, model.n, (B,))
+        Q[0, 0] = 3e8       # beyond joints.SINCOS_LIMIT
+        Q[-1, -1] = -2e8
+        C = screwdyn.coriolis_matrix(model, Q, QD)
+        for k in range(B):
+            assert np.array_equal(C[k], screwdyn.coriolis_matrix(model, Q[k], QD[k]))
+    Q[B // 2, 1] = np.nan
+    with pytest.raises(ValueError, match=rf"q contains NaN or inf \(batch index \({B // 2},\)\)"):
+        screwdyn.coriolis_matrix(model, Q, QD)
+    Q[B // 2, 1] = 0.0
+    QD[B - 1, 0] = -np.inf
+    with pytest.raises(ValueError, match=rf"qd contains NaN or inf \(batch index \({B - 1},\)\)"):
+        screwdyn.coriolis_matrix(model, Q, QD)
+
+
+def test_batch_of_a_model_too_large_for_lanes_runs_state_by_state(rng):
+    """Beyond ``lanes_fit`` (here 70 bodies) the batch kernel runs one state at a time; the numbers
+    are the same."""
+    from screwdyn.algorithms.coriolis import lanes_fit
+    model = random_model(rng, n=70, fixed=0, branching=0.3)
+    assert not lanes_fit.py_func(model.n) and lanes_fit.py_func(67) and not lanes_fit.py_func(68)
+    Q, QD, _ = random_state(rng, model.n, (3,))
+    C = screwdyn.coriolis_matrix(model, Q, QD)
+    for k in range(3):
+        assert np.array_equal(C[k], screwdyn.coriolis_matrix(model, Q[k], QD[k]))

@@ -4,7 +4,8 @@
     screwdyn bench ...
 
 For each robot (example-robot-data URDFs, loaded by both libraries) and function it times
-one state from Python (median of interleaved rounds of loops, per call), and batches of states against
+one state from Python (median of interleaved rounds of loops, per call), and batches of states
+(interleaved rounds too, each a loop of ``max(1, 10000 // B)`` calls of ``B`` states) against
 Pinocchio's ``rneaInParallel`` / ``abaInParallel`` (same number of threads) or, where Pinocchio
 has no parallel version, a Python loop over its single-state call. It also checks that both
 libraries return the same numbers (max relative difference, joints matched by name).
@@ -134,11 +135,12 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                 Q, V, A = rng.uniform(-1, 1, (B, n)), rng.normal(size=(B, n)), rng.normal(size=(B, n))
                 sd = _sd_single(name, r.model, Q, V, A)
                 rounds = max(3, repeats // 4)
+                calls = max(1, 10000 // B)   # a round times a loop of calls, as for one state (B = 1,000: ten)
                 if pparallel is not None:
                     QP, VP, AP = (np.ascontiguousarray(r.to_pin(X).T) for X in (Q, V, A))
                     res = np.empty((n, B))
                     f = getattr(pin, pparallel)
-                    t_sd, t_pin = _paired(sd, lambda: f(threads, pool, QP, VP, AP, res), 1, rounds, B, B)
+                    t_sd, t_pin = _paired(sd, lambda: f(threads, pool, QP, VP, AP, res), calls, rounds, B, B)
                     ref = r.from_pin(res.T)
                     ours = sd()
                     err_b = float(np.abs(ours - ref).max() / max(1.0, np.abs(ref).max()))
@@ -146,7 +148,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                 else:
                     Bl = min(B, 2000)   # a Python loop: time a slice, report per state
                     fs = [_pin_single(pin, r, pfname, r.to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
-                    t_sd, t_pin = _paired(sd, lambda: [f() for f in fs], 1, rounds, B, Bl)
+                    t_sd, t_pin = _paired(sd, lambda: [f() for f in fs], calls, rounds, B, Bl)
                     err_b = err
                     label = f"loop of {pfname}"
                 rows.append((rname, name, B, t_sd, t_pin, label, err_b))

@@ -20,7 +20,8 @@ to the parent as ``X^T G X`` (a congruence, so symmetry and 10-parameter form ar
   (:func:`inertia_apply`: the same with ``G`` given as its ten numbers too)
 * :func:`inertia10_apply`          the same for ``V`` a row of an array
 * :func:`inertia10_transform`      ``I10' = X^T I10 X`` written (``add``) or added, with ``(R, p)``
-  the pose of the inertia's frame in the target frame (composite inertias, world inertias)
+  the pose of the inertia's frame in the target frame (composite inertias, world inertias;
+  :func:`inertia_transform`: in plain numbers)
 * :func:`inertia10_rotate`          ``I10' = X^T I10 X`` for a pure rotation ``X`` (``R`` as nine numbers;
   :func:`inertia_rotate`: in plain numbers)
 
@@ -112,28 +113,9 @@ def inertia10_transform(R, p, I, out, add):
     (``-sum m [R r + p]^2`` expanded; ``p h'^T = p c'^T + m p p^T``). ``add`` false: write;
     true: accumulate. ``R I_o R^T`` by :func:`rotate_inertia3`.
     """
-    m = I[0]
-    h0, h1, h2 = I[1], I[2], I[3]
-    ixx, ixy, ixz, iyy, iyz, izz = I[4], I[5], I[6], I[7], I[8], I[9]
-    R00, R01, R02 = R[0, 0], R[0, 1], R[0, 2]
-    R10, R11, R12 = R[1, 0], R[1, 1], R[1, 2]
-    R20, R21, R22 = R[2, 0], R[2, 1], R[2, 2]
-    p0, p1, p2 = p[0], p[1], p[2]
-    c0 = R00 * h0 + R01 * h1 + R02 * h2            # c' = R h
-    c1 = R10 * h0 + R11 * h1 + R12 * h2
-    c2 = R20 * h0 + R21 * h1 + R22 * h2
-    g0 = c0 + m * p0                                # h' = c' + m p
-    g1 = c1 + m * p1
-    g2 = c2 + m * p2
-    d = (c0 * p0 + c1 * p1 + c2 * p2) + (g0 * p0 + g1 * p1 + g2 * p2)
-    rxx, rxy, rxz, ryy, ryz, rzz = rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22,
-                                                   ixx, ixy, ixz, iyy, iyz, izz)
-    oxx = rxx - (p0 * g0 + c0 * p0) + d
-    oxy = rxy - (p0 * g1 + c0 * p1)
-    oxz = rxz - (p0 * g2 + c0 * p2)
-    oyy = ryy - (p1 * g1 + c1 * p1) + d
-    oyz = ryz - (p1 * g2 + c1 * p2)
-    ozz = rzz - (p2 * g2 + c2 * p2) + d
+    (m, g0, g1, g2, oxx, oxy, oxz, oyy, oyz, ozz) = inertia_transform(
+        R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2], p[0], p[1], p[2],
+        I[0], I[1], I[2], I[3], I[4], I[5], I[6], I[7], I[8], I[9])
     if add:
         out[0] += m
         out[1] += g0
@@ -156,6 +138,17 @@ def inertia10_transform(R, p, I, out, add):
         out[7] = oyy
         out[8] = oyz
         out[9] = ozz
+
+
+@njit(cache=True, inline="always")
+def inertia_transform(R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2,
+                      m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz):
+    """:func:`inertia10_transform`'s ``X^T I X`` in plain numbers (ten): the rotation
+    (:func:`inertia_rotate`, ``c' = R h``, ``R I_o R^T``), then the translation by ``p``
+    (:func:`inertia_shift`)."""
+    (m, c0, c1, c2, rxx, rxy, rxz, ryy, ryz, rzz) = inertia_rotate(R00, R01, R02, R10, R11, R12, R20, R21, R22,
+                                                                    m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz)
+    return inertia_shift(p0, p1, p2, m, c0, c1, c2, rxx, rxy, rxz, ryy, ryz, rzz)
 
 
 @njit(cache=True, inline="always")

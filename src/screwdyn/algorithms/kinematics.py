@@ -27,7 +27,7 @@ body ``i``'s frame, as in RNEA), and then for the frame (``T_{b,f}`` constant)::
 import numpy as np
 from numba import njit, prange
 
-from .coriolis import pose_to_world, twist_to_world
+from .inertia_kernels import pose_to_world, twist_to_world
 from .joints import joint_transform, motion_subspace
 from .layout import PARENT
 from .rnea import nonfinite_code

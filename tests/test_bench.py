@@ -1,0 +1,21 @@
+"""The side-by-side benchmark (src/screwdyn/bench.py) on a small run: one row per function and
+batch size, both libraries timed, and their numbers equal (the check it prints as maxrel)."""
+import pytest
+
+pytest.importorskip("pinocchio")
+
+
+def test_bench_rows_time_both_libraries_and_agree():
+    from screwdyn import bench
+
+    lines = []
+    rows = bench.run(robots=("ur5",), batches=(40,), repeats=3, out=lines.append)
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("ur5", name, B) for name in ("inverse_dynamics", "mass_matrix", "forward_dynamics", "coriolis_matrix")
+        for B in (1, 40)]
+    for rname, name, B, t_sd, t_pin, label, err in rows:
+        assert t_sd > 0 and t_pin > 0
+        assert err < 1e-10, (name, B, err)
+    assert len(lines) == len(rows) and all("ratio" in line for line in lines)
+    table = bench.markdown(rows)
+    assert table.count("\n") == len(rows) + 1 and "| ur5 | coriolis_matrix | 40 |" in table

@@ -42,7 +42,7 @@ from .inertia_kernels import (inertia10_apply6, inertia10_rotate, inertia10_to_m
                               matrix6_shift, matrix6_shift_add)
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .rnea import NO_FEXT, lanes_in, nonfinite_code
-from .joints import joint_poses_lanes, joint_screw
+from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .spatial_kernels import aligned, aligned_body, wrench_to_parent6v
 from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, unit_stride, work_size
 
@@ -291,6 +291,7 @@ def aba_lanes(kd, q, qd, tau, fext, use_fext, qdd, bad, m):
     # Pass 1: poses, twists, velocity-product accelerations, inertias and bias wrenches.
     for i in range(n):
         par = int(kd[i, PARENT])
+        joint_sincos_lanes(kd, i, q, SC, m)
         joint_poses_lanes(kd, i, q, SC, T, m)
         for c in range(9):
             for l in range(m):

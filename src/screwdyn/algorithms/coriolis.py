@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import inertia_apply, inertia_transform
-from .joints import joint_pose, joint_poses_lanes, joint_screw
+from .joints import joint_pose, joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned
@@ -292,6 +292,7 @@ def coriolis_lanes(kd, q, qd, C, k0, ok, m):
     # Pass 1: world poses, Jacobian columns and their rates, world inertias and B_i.
     for i in range(n):
         par = int(kd[i, PARENT])
+        joint_sincos_lanes(kd, i, q, SC, m)
         joint_poses_lanes(kd, i, q, SC, W, m)
         for c in range(9):
             for l in range(m):

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import inertia10_apply, inertia10_rotate, inertia10_shift_add, inertia_apply, inertia_rotate, inertia_shift
-from .joints import joint_poses_lanes, joint_screw
+from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned, aligned_body
@@ -162,6 +162,7 @@ def crba_lanes(kd, q, M, k0, ok, m):
     # Pass 1: poses, joint axes J_i and inertias Ic_i = G_i in world axes.
     for i in range(n):
         par = int(kd[i, PARENT])
+        joint_sincos_lanes(kd, i, q, SC, m)
         joint_poses_lanes(kd, i, q, SC, W, m)
         for c in range(9):
             for l in range(m):

@@ -15,7 +15,7 @@ tuples of plain numbers; :func:`joint_transform` and :func:`motion_subspace` wri
 arrays. All are numba ``njit`` functions inlined into the algorithm kernels. The sine and cosine
 of a revolute joint are polynomials (:func:`sincos`), so that the kernels that run many states side
 by side compute them in one vectorised loop (:func:`joint_sincos_lanes`), then the poses in one
-loop per joint kind (both in :func:`joint_poses_lanes`), and get the same numbers as one state does.
+loop per joint kind (:func:`joint_poses_lanes`), and get the same numbers as one state does.
 """
 import math
 
@@ -89,13 +89,10 @@ def _poses_of_kind_lanes(kd, i, q, SC, W, m, kind):
 
 @njit(cache=True, inline="always")
 def joint_poses_lanes(kd, i, q, SC, W, m):
-    """``W[:, l] = T_{p,i}`` (twelve numbers) of the lanes ``l < m`` from ``q[i, l]``: first the
-    sines and cosines into ``SC (2, LANES)`` (:func:`joint_sincos_lanes`; not for a prismatic joint),
-    then one loop per joint kind, each with the kind a constant, so that the loop has no branch and
-    vectorises."""
+    """``W[:, l] = T_{p,i}`` (twelve numbers) of the lanes ``l < m`` from ``q[i, l]`` and their
+    sines and cosines ``SC`` (:func:`joint_sincos_lanes`): one loop per joint kind, each with the
+    kind a constant, so that the loop has no branch and vectorises."""
     kind = joint_kind(kd, i)
-    if kind != PRISMATIC_JOINT:
-        joint_sincos_lanes(kd, i, q, SC, m)
     if kind == PRISMATIC_JOINT:
         _poses_of_kind_lanes(kd, i, q, SC, W, m, PRISMATIC_JOINT)
     elif kind == REVOLUTE_X:

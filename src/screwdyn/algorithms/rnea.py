@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import inertia10_apply6
-from .joints import joint_pose, joint_poses_lanes, joint_screw
+from .joints import joint_pose, joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .spatial_kernels import twist_to_child6, wrench_to_parent6, wrench_to_parent6v
 from .work import NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, stack3, unit_stride, work_size
@@ -156,8 +156,8 @@ def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
     or calls, which the compiler vectorises (SIMD across states): the loops read one work array
     and write another, each in memory of its own (:func:`.work.stack3`), so it needs no aliasing
     checks. The parent's rows are first copied out (``P``, ``G``). The joint poses have loops of
-    their own (:func:`.joints.joint_poses_lanes`: the sines and cosines of all lanes, vectorised,
-    then the poses). Only for models with
+    their own: the sines and cosines of all lanes first (:func:`.joints.joint_sincos_lanes`,
+    vectorised), then the poses. Only for models with
     :func:`lanes_fit` (the arrays live on the stack). Results equal :func:`rnea_state`'s bit for bit."""
     n = kd.shape[0] - 1
     L = LANES
@@ -177,6 +177,7 @@ def rnea_lanes(kd, q, qd, qdd, fext, tau, m):
 
     for i in range(n):
         par = int(kd[i, PARENT])
+        joint_sincos_lanes(kd, i, q, SC, m)
         joint_poses_lanes(kd, i, q, SC, W[i], m)
         for c in range(6):
             for l in range(m):

@@ -19,9 +19,8 @@ to the parent as ``X^T G X`` (a congruence, so symmetry and 10-parameter form ar
 * :func:`inertia10_apply6`         ``G V`` returned as six numbers, ``V`` given as six numbers
   (:func:`inertia_apply`: the same with ``G`` given as its ten numbers too)
 * :func:`inertia10_apply`          the same for ``V`` a row of an array
-* :func:`inertia10_transform`      ``I10' = X^T I10 X`` written (``add``) or added, with ``(R, p)``
-  the pose of the inertia's frame in the target frame (composite inertias, world inertias;
-  :func:`inertia_transform`: in plain numbers)
+* :func:`inertia_transform`        ``I10' = X^T I10 X`` in plain numbers, with ``(R, p)`` the pose of
+  the inertia's frame in the target frame (world inertias)
 * :func:`inertia10_rotate`          ``I10' = X^T I10 X`` for a pure rotation ``X`` (``R`` as nine numbers;
   :func:`inertia_rotate`: in plain numbers)
 
@@ -35,8 +34,9 @@ The row-wise functions read and write rows of 2-D arrays in place, by index.
 The plain-number forms serve the kernels that run many states side by side (one lane per
 state), where each body's arithmetic must be free of arrays of its own; the array forms call them.
 
-and the frame operations of the kernels that work in world axes (Coriolis, kinematics; CRBA
-and ABA in world-aligned frames at each body's origin):
+and the frame operations of the kinematics kernels, which work in world axes (the Coriolis
+kernels do the same in plain numbers, :func:`.coriolis.world_body`; CRBA and ABA work in
+world-aligned frames at each body's origin, :func:`.spatial_kernels.aligned_body`):
 
 * :func:`pose_to_world`            ``T_{0,i} = T_{0,p} T_{p,i}``
 * :func:`twist_to_world`           ``[Ad_T] S = (R w, R v + p x R w)``: a body's screw axis in {0}
@@ -103,49 +103,17 @@ def rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22, ixx, ixy, ixz, 
 
 
 @njit(cache=True, inline="always")
-def inertia10_transform(R, p, I, out, add):
-    """``out (+)= X^T I X``: the inertia ``I``, given in a frame whose pose in the target frame
-    is ``(R, p)``, expressed in the target frame. With ``c' = R h`` (Steiner, note 001)::
+def inertia_transform(R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2,
+                      m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz):
+    """``X^T I X`` in plain numbers (ten): the inertia ``I = (m, h, I_o)``, given in a frame whose
+    pose in the target frame is ``(R, p)`` (row-major ``R``), expressed in the target frame. With
+    ``c' = R h`` (Steiner, note 001)::
 
         m' = m,   h' = c' + m p,
         I_o' = R I_o R^T - (p h'^T + c' p^T) + (c'.p + h'.p) 1
 
-    (``-sum m [R r + p]^2`` expanded; ``p h'^T = p c'^T + m p p^T``). ``add`` false: write;
-    true: accumulate. ``R I_o R^T`` by :func:`rotate_inertia3`.
-    """
-    (m, g0, g1, g2, oxx, oxy, oxz, oyy, oyz, ozz) = inertia_transform(
-        R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2], p[0], p[1], p[2],
-        I[0], I[1], I[2], I[3], I[4], I[5], I[6], I[7], I[8], I[9])
-    if add:
-        out[0] += m
-        out[1] += g0
-        out[2] += g1
-        out[3] += g2
-        out[4] += oxx
-        out[5] += oxy
-        out[6] += oxz
-        out[7] += oyy
-        out[8] += oyz
-        out[9] += ozz
-    else:
-        out[0] = m
-        out[1] = g0
-        out[2] = g1
-        out[3] = g2
-        out[4] = oxx
-        out[5] = oxy
-        out[6] = oxz
-        out[7] = oyy
-        out[8] = oyz
-        out[9] = ozz
-
-
-@njit(cache=True, inline="always")
-def inertia_transform(R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2,
-                      m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz):
-    """:func:`inertia10_transform`'s ``X^T I X`` in plain numbers (ten): the rotation
-    (:func:`inertia_rotate`, ``c' = R h``, ``R I_o R^T``), then the translation by ``p``
-    (:func:`inertia_shift`)."""
+    (``-sum m [R r + p]^2`` expanded; ``p h'^T = p c'^T + m p p^T``): the rotation
+    (:func:`inertia_rotate`), then the translation by ``p`` (:func:`inertia_shift`)."""
     (m, c0, c1, c2, rxx, rxy, rxz, ryy, ryz, rzz) = inertia_rotate(R00, R01, R02, R10, R11, R12, R20, R21, R22,
                                                                     m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz)
     return inertia_shift(p0, p1, p2, m, c0, c1, c2, rxx, rxy, rxz, ryy, ryz, rzz)
@@ -155,7 +123,7 @@ def inertia_transform(R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2,
 def inertia10_rotate(Rt, A, r, c, out, o):
     """``out[o, 0:10] = X^T I X`` for a pure rotation, ``Rt`` the nine numbers of ``R`` (row-major)
     and ``I = A[r, c: c + 10]``: ``m' = m``, ``h' = R h``, ``I_o' = R I_o R^T``
-    (:func:`inertia10_transform` with ``p = 0``)."""
+    (:func:`inertia_transform` with ``p = 0``)."""
     R00, R01, R02, R10, R11, R12, R20, R21, R22 = Rt
     (out[o, 0], out[o, 1], out[o, 2], out[o, 3], out[o, 4], out[o, 5], out[o, 6], out[o, 7], out[o, 8],
      out[o, 9]) = inertia_rotate(R00, R01, R02, R10, R11, R12, R20, R21, R22, A[r, c], A[r, c + 1], A[r, c + 2],
@@ -360,7 +328,7 @@ def matrix6_shift(r0, r1, r2, A00, A01, A02, A11, A12, A22, B00, B01, B02, B10, 
 
 @njit(cache=True, inline="always")
 def inertia10_shift_add(r0, r1, r2, I, out):
-    """``out += X^T I X`` for a pure translation (:func:`inertia10_transform` with ``R = 1``,
+    """``out += X^T I X`` for a pure translation (:func:`inertia_transform` with ``R = 1``,
     ``p = r``): ``h' = h + m r``, ``I_o' = I_o - (r h'^T + h r^T) + (h.r + h'.r) 1``."""
     (d0, d1, d2, d3, d4, d5, d6, d7, d8, d9) = inertia_shift(r0, r1, r2, I[0], I[1], I[2], I[3], I[4], I[5], I[6],
                                                              I[7], I[8], I[9])

@@ -75,3 +75,92 @@ def test_single_state_inputs_of_any_layout_give_the_same_answer(rng):
     assert not np.repeat(q, 2)[::2].flags.c_contiguous
     q_int = np.arange(n)
     assert np.array_equal(screwdyn.mass_matrix(model, q_int), screwdyn.mass_matrix(model, q_int.astype(float)))
+
+
+def test_batch_inputs_of_any_layout_give_the_same_answer(rng):
+    """A ``(B, n)`` batch of float64 states goes to the batch kernels' compiled entry points, which
+    check no layout: the kernels test shapes and strides (``work.rows_of``) and answer NOT_FAST for
+    what the general path must copy. Strided rows or columns, Fortran order, reversed strides,
+    read-only arrays, a single row, lists, subclasses, duck arrays and integers all give the answer
+    of contiguous float64 input exactly, which is also the general path's (``out=``)."""
+    model = random_model(rng, n=6, fixed=1)
+    n = model.n
+    Q, QD, QDD = random_state(rng, n, (7,))
+    Q[3] = np.arange(n)   # a row of whole numbers: the integer case below stays exact
+    cases = {
+        "strided rows": lambda x: np.repeat(x, 2, axis=0)[::2],
+        "strided columns": lambda x: np.repeat(x, 2, axis=1)[:, ::2],
+        "Fortran order": np.asfortranarray,
+        "reversed": lambda x: x[::-1].copy()[::-1],
+        "read-only": lambda x: np.broadcast_to(x, (1,) + x.shape)[0],
+        "list": lambda x: x.tolist(),
+        "array subclass": lambda x: x.view(_Subclass),
+        "duck array": _DuckArray,
+    }
+    functions = [(screwdyn.inverse_dynamics, (Q, QD, QDD), (7, n)), (screwdyn.mass_matrix, (Q,), (7, n, n)),
+                 (screwdyn.forward_dynamics, (Q, QD, QDD), (7, n)), (screwdyn.coriolis_matrix, (Q, QD), (7, n, n))]
+    for f, args, shape in functions:
+        want = f(model, *args)
+        general = f(model, *args, out=np.empty(shape))
+        assert np.array_equal(general, want), f.__name__
+        for name, make in cases.items():
+            got = f(model, *(make(a) for a in args))
+            assert got.shape == shape and np.array_equal(got, want), (f.__name__, name)
+        one = f(model, *(a[2:3] for a in args))   # B = 1: the row stride does not matter
+        assert one.shape == (1,) + shape[1:] and np.array_equal(one[0], want[2]), f.__name__
+        one_strided = f(model, *(np.repeat(a[2:3], 3, axis=0)[::3] for a in args))
+        assert np.array_equal(one_strided[0], want[2]), f.__name__
+        empty = f(model, *(a[:0] for a in args))
+        assert empty.shape == (0,) + shape[1:], f.__name__
+    q_int = Q[3].astype(np.int64)[None, :].repeat(2, axis=0)
+    assert np.array_equal(screwdyn.mass_matrix(model, q_int), screwdyn.mass_matrix(model, q_int.astype(float)))
+
+
+def test_batch_fast_path_reports_bad_states_and_shapes(rng):
+    """Through the batch entry points: a NaN or inf in one state is reported with its batch index,
+    a wrong number of columns or mismatched batch sizes get the general path's message, and
+    states that broadcast (one row against many) still broadcast."""
+    from screwdyn.errors import InputError
+
+    model = random_model(rng, n=5, fixed=0)
+    n = model.n
+    Q, QD, QDD = random_state(rng, n, (40,))
+    functions = [(screwdyn.inverse_dynamics, (Q, QD, QDD), ("q", "qd", "qdd")),
+                 (screwdyn.forward_dynamics, (Q, QD, QDD), ("q", "qd", "tau")),
+                 (screwdyn.mass_matrix, (Q,), ("q",)), (screwdyn.coriolis_matrix, (Q, QD), ("q", "qd"))]
+    for f, args, names in functions:
+        for a, name in zip(args, names):
+            for bad in (np.nan, np.inf):
+                arrays = [x.copy() for x in args]
+                arrays[names.index(name)][33, 1] = bad
+                with pytest.raises(InputError, match=rf"^{name} contains NaN or inf \(batch index \(33,\)\)"):
+                    f(model, *arrays)
+        wide = [np.hstack([x, x[:, :1]]) for x in args]
+        with pytest.raises(InputError, match=rf"must have shape \({n},\) or \(\.\.\., {n}\)"):
+            f(model, *wide)
+        if len(args) > 1:
+            with pytest.raises(InputError, match="do not broadcast"):
+                f(model, args[0], *(x[:39] for x in args[1:]))
+            got = f(model, args[0], *(x[:1] for x in args[1:]))
+            want = f(model, args[0], *(np.repeat(x[:1], 40, axis=0) for x in args[1:]))
+            assert np.array_equal(got, want), f.__name__
+
+
+def test_batch_kernels_follow_numbas_thread_count(rng):
+    """The batch kernels read numba's thread count where they run (``work.thread_chunks``): one
+    thread or all give the same answer bit for bit."""
+    import numba
+
+    model = random_model(rng, n=7, fixed=1, branching=0.3)
+    Q, QD, QDD = random_state(rng, model.n, (101,))
+    threads = numba.get_num_threads()
+    want = [screwdyn.inverse_dynamics(model, Q, QD, QDD), screwdyn.forward_dynamics(model, Q, QD, QDD),
+            screwdyn.mass_matrix(model, Q), screwdyn.coriolis_matrix(model, Q, QD)]
+    numba.set_num_threads(1)
+    try:
+        got = [screwdyn.inverse_dynamics(model, Q, QD, QDD), screwdyn.forward_dynamics(model, Q, QD, QDD),
+               screwdyn.mass_matrix(model, Q), screwdyn.coriolis_matrix(model, Q, QD)]
+    finally:
+        numba.set_num_threads(threads)
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)

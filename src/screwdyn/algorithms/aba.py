@@ -44,7 +44,10 @@ from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .rnea import NO_FEXT, lanes_in, nonfinite_code
 from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .spatial_kernels import aligned, aligned_body, wrench_to_parent6v
-from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, unit_stride, work_size
+from .work import (
+    NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, rows_of,
+    thread_chunks, unit_stride, work_size,
+)
 
 
 @njit(cache=True, inline="always")
@@ -506,12 +509,17 @@ def aba_state_call(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U
 
 
 @njit(cache=True, parallel=True)
-def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
-    """States ``(q[k], qd[k], tau[k]) -> qdd[k]`` for ``k < B``, ``chunks`` work units over numba's
-    threads, one set of work arrays per chunk. ``status[k]`` as :func:`aba_fext`."""
+def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
+    """States ``(q[k], qd[k], tau[k]) -> qdd[k]`` for ``k < B``, one work unit per numba thread
+    (:func:`.work.thread_chunks`), one set of work arrays per unit. ``status[k]`` as
+    :func:`aba_fext`, written for every ``k``. Returns 0, or NOT_FAST as :func:`.rnea.rnea_batch`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    if not (rows_of(q, B, n) and rows_of(qd, B, n) and rows_of(tau, B, n) and rows_of(qdd, B, n)
+            and status.shape[0] == B and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
+        return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         start, end = ch * B // chunks, (ch + 1) * B // chunks
         if lanes:
@@ -524,3 +532,4 @@ def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
                 if status[k] == 0:
                     status[k] = aba_state_call(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k],
                                                R, p, J, V, c, IA, pA, U, D, u, Y, h)
+    return 0

@@ -46,7 +46,10 @@ from .joints import joint_pose, joint_poses_lanes, joint_screw, joint_sincos_lan
 from .layout import MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned
-from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, unit_stride, work_size
+from .work import (
+    NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, rows_of,
+    thread_chunks, unit_stride, work_size,
+)
 
 LANES = 8   # states side by side in coriolis_lanes (its arrays grow as n^2: 8 lanes fit Talos' 44 joints)
 
@@ -390,13 +393,18 @@ def _batch_in_lanes(kd, q, qd, C, status, start, end):
 
 
 @njit(cache=True, parallel=True)
-def coriolis_batch(kd, q, qd, C, status, chunks):
-    """States ``(q[k], qd[k]) -> C[k]`` for ``k < B`` over ``chunks`` work units; ``status[k]`` as
-    :func:`coriolis`. Each chunk runs its states ``LANES`` at a time through :func:`coriolis_lanes`
-    when the model fits, else one at a time."""
+def coriolis_batch(kd, q, qd, C, status):
+    """States ``(q[k], qd[k]) -> C[k]`` for ``k < B``, one work unit per numba thread; ``status[k]``
+    as :func:`coriolis`, written for every ``k``. Each unit runs its states ``LANES`` at a time
+    through :func:`coriolis_lanes` when the model fits, else one at a time. Returns 0, or NOT_FAST
+    as :func:`.rnea.rnea_batch`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    if not (rows_of(q, B, n) and rows_of(qd, B, n) and C.shape[0] == B and C.shape[1] == n and C.shape[2] == n
+            and status.shape[0] == B):
+        return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         start, end = ch * B // chunks, (ch + 1) * B // chunks
         if lanes:
@@ -407,3 +415,4 @@ def coriolis_batch(kd, q, qd, C, status, chunks):
                 status[k] = nonfinite_code(q[k], qd[k])
                 if status[k] == 0:
                     coriolis_state_call(kd, q[k], qd[k], C[k], Rw, pw, J, dJ, V, Yc, Bc, P)
+    return 0

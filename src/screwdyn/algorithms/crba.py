@@ -31,7 +31,10 @@ from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned, aligned_body
-from .work import NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, unit_stride, work_size
+from .work import (
+    NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, rows_of,
+    thread_chunks, unit_stride, work_size,
+)
 
 LANES = 16   # states side by side in crba_lanes
 
@@ -252,12 +255,16 @@ def _batch_in_lanes(kd, q, M, status, start, end):
 
 
 @njit(cache=True, parallel=True)
-def crba_batch(kd, q, M, status, chunks):
-    """States ``q[k] -> M[k]`` for ``k < B`` over ``chunks`` work units; ``status[k]`` as :func:`crba`.
-    Each chunk runs its states ``LANES`` at a time through :func:`crba_lanes` when the model fits."""
+def crba_batch(kd, q, M, status):
+    """States ``q[k] -> M[k]`` for ``k < B``, one work unit per numba thread; ``status[k]`` as
+    :func:`crba`, written for every ``k``. Each unit runs its states ``LANES`` at a time through
+    :func:`crba_lanes` when the model fits. Returns 0, or NOT_FAST as :func:`.rnea.rnea_batch`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    if not (rows_of(q, B, n) and M.shape[0] == B and M.shape[1] == n and M.shape[2] == n and status.shape[0] == B):
+        return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
+    chunks = thread_chunks(B)
     for c in prange(chunks):
         start, end = c * B // chunks, (c + 1) * B // chunks
         if lanes:
@@ -268,3 +275,4 @@ def crba_batch(kd, q, M, status, chunks):
                 status[k] = nonfinite_code(q[k])
                 if status[k] == 0:
                     crba_state_call(kd, q[k], M[k], R, p, J, Ic, P)
+    return 0

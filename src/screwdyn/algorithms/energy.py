@@ -23,6 +23,7 @@ from .kinematics import world_poses
 from .layout import ARMAT, GRAVITY, MASS, MCOM, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import twist_to_child, wrench_to_parent
+from .work import thread_chunks
 
 
 @njit(cache=True)
@@ -79,8 +80,9 @@ def energy(kd, q, qd, out):
 
 
 @njit(cache=True, parallel=True)
-def energy_batch(kd, q, qd, out, status, chunks):
+def energy_batch(kd, q, qd, out, status):
     B = q.shape[0]
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         R, p, Rw, pw, S, V, h = _work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):

@@ -32,6 +32,7 @@ from .joints import joint_transform, motion_subspace
 from .layout import PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import bracket_add, twist_to_child
+from .work import thread_chunks
 
 SPACE = 0
 BODY = 1
@@ -92,8 +93,9 @@ def poses(kd, q, fbody, fpose, out):
 
 
 @njit(cache=True, parallel=True)
-def poses_batch(kd, q, fbody, fpose, out, status, chunks):
+def poses_batch(kd, q, fbody, fpose, out, status):
     B = q.shape[0]
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         R, p, Rw, pw = _pose_work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
@@ -159,8 +161,9 @@ def jacobian(kd, q, body, Tbf, ref, J):
 
 
 @njit(cache=True, parallel=True)
-def jacobian_batch(kd, q, body, Tbf, ref, J, status, chunks):
+def jacobian_batch(kd, q, body, Tbf, ref, J, status):
     B = q.shape[0]
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         R, p, Rw, pw, S, Rf, pf = _jac_work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
@@ -233,8 +236,9 @@ def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc):
 
 
 @njit(cache=True, parallel=True)
-def frame_motion_batch(kd, q, qd, body, Tbf, ref, vel, acc, status, chunks):
+def frame_motion_batch(kd, q, qd, body, Tbf, ref, vel, acc, status):
     B = q.shape[0]
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         R, p, Rw, pw, S, V, A, Rf, pf = _motion_work(kd.shape[0] - 1)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):

@@ -30,6 +30,7 @@ from . import crba as _crba
 from . import rnea as _rnea
 from .layout import PARENT
 from .rnea import nonfinite_code
+from .work import thread_chunks
 
 
 @njit(cache=True)
@@ -105,10 +106,11 @@ def fd_crb(kd, q, qd, tau, fext, qdd, use_fext):
 
 
 @njit(cache=True, parallel=True)
-def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status, chunks):
+def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
     """Batch of :func:`fd_crb`, one set of work arrays per chunk."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         H, zero, wr, wc = _fd_work(n)
         for k in range(ch * B // chunks, (ch + 1) * B // chunks):
@@ -150,10 +152,11 @@ def minv(kd, q, Minv):
 
 
 @njit(cache=True, parallel=True)
-def minv_batch(kd, q, Minv, status, chunks):
+def minv_batch(kd, q, Minv, status):
     """Batch of :func:`minv`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    chunks = thread_chunks(B)
     for ch in prange(chunks):
         H = np.empty((n, n))
         wc = _crba._work(n)

@@ -45,6 +45,7 @@ from .joints import joint_transform, motion_subspace
 from .layout import GRAVITY, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import bracket_add, twist_to_child
+from .work import thread_chunks
 
 ARMATURE = 1
 VISCOUS = 2
@@ -194,11 +195,12 @@ def regressor(kd, q, qd, qdd, extras, Y):
 
 
 @njit(cache=True, parallel=True)
-def regressor_batch(kd, q, qd, qdd, extras, Y, status, chunks):
+def regressor_batch(kd, q, qd, qdd, extras, Y, status):
     """States ``k < B``: ``Y[k] (n, ncols)``; one set of work arrays per chunk, none per state.
     ``status[k]`` as :func:`regressor`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    chunks = thread_chunks(B)
     for c in prange(chunks):
         R, p, S, V, dV, Jc, A = _work(n)
         for k in range(c * B // chunks, (c + 1) * B // chunks):

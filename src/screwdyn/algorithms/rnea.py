@@ -28,7 +28,10 @@ from .inertia_kernels import inertia10_apply6
 from .joints import joint_pose, joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .spatial_kernels import twist_to_child6, wrench_to_parent6, wrench_to_parent6v
-from .work import NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, stack3, unit_stride, work_size
+from .work import (
+    NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, stack3, rows_of, thread_chunks,
+    unit_stride, work_size,
+)
 
 
 @njit(cache=True, inline="always")
@@ -335,14 +338,19 @@ def rnea_state_call(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
 
 
 @njit(cache=True, parallel=True)
-def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, chunks):
-    """States ``q[k], qd[k], qdd[k] -> tau[k]`` for ``k < B``, ``chunks`` work units over numba's
-    threads; one set of work arrays per chunk, none per state. ``status[k]`` as :func:`rnea`.
-    Each chunk runs its states ``LANES`` at a time through :func:`rnea_lanes`, vectorised across
-    them (the batch rows of BENCHMARKS.md)."""
+def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status):
+    """States ``q[k], qd[k], qdd[k] -> tau[k]`` for ``k < B``, one work unit per numba thread
+    (:func:`.work.thread_chunks`); one set of work arrays per unit, none per state. ``status[k]``
+    as :func:`rnea`, written for every ``k``. Each unit runs its states ``LANES`` at a time through
+    :func:`rnea_lanes`, vectorised across them (the batch rows of BENCHMARKS.md). Returns 0, or
+    NOT_FAST (nothing computed) when an array is not of the shape and C layout the loops index."""
     B = q.shape[0]
     n = kd.shape[0] - 1
+    if not (rows_of(q, B, n) and rows_of(qd, B, n) and rows_of(qdd, B, n) and rows_of(tau, B, n)
+            and status.shape[0] == B and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
+        return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
+    chunks = thread_chunks(B)
     for c in prange(chunks):
         start, end = c * B // chunks, (c + 1) * B // chunks
         if lanes:
@@ -354,3 +362,4 @@ def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, chunks):
                 status[k] = nonfinite_code(q[k], qd[k], qdd[k], fk, use_fext)
                 if status[k] == 0:
                     rnea_state_call(kd, q[k], qd[k], qdd[k], fk, use_fext, tau[k], W, V, dV, F)
+    return 0

@@ -16,7 +16,9 @@ entry point per kernel, see ``dynamics._Entries``): :func:`unit_stride` tests an
 """
 import numba
 import numpy as np
+from llvmlite import ir as llvm_ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numpy.lib.stride_tricks import as_strided
@@ -56,6 +58,38 @@ def _retype_c(typingctx, a):
 def unit_stride(a):
     """Whether the 1-D float64 array ``a`` is contiguous."""
     return a.strides[0] == 8 or a.shape[0] <= 1
+
+
+@njit(cache=True, inline="always")
+def rows_of(a, B, n):
+    """Whether the 2-D array ``a`` (typed C-contiguous) is ``(B, n)`` with the strides of a
+    C-contiguous array, as a batch kernel indexes it: a compiled entry point does not check the
+    layout of what it is given (``dynamics``' batch fast paths), so the kernel does."""
+    return (a.shape[0] == B and a.shape[1] == n and (n <= 1 or a.strides[1] == 8)
+            and (B <= 1 or a.strides[0] == 8 * n))
+
+
+@intrinsic
+def _num_threads(typingctx):
+    """numba's thread count for the calling thread (``numba.set_num_threads``, else
+    ``NUMBA_NUM_THREADS``): a call of the threading layer's ``get_num_threads`` by its symbol, as
+    numba's own parallel loops make it. ``numba.get_num_threads()`` in compiled code calls it
+    through a ctypes pointer instead, which numba cannot cache. Only for ``parallel=True`` kernels:
+    numba launches the threading layer (which defines the symbol) before it compiles one or loads
+    one from its cache."""
+    def codegen(context, builder, signature, args):
+        fnty = llvm_ir.FunctionType(cgutils.intp_t, [])
+        return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads"), [])
+    return types.intp(), codegen
+
+
+@njit(cache=True, inline="always")
+def thread_chunks(B):
+    """Work units for a batch of ``B`` states: one per numba thread, read where the kernel runs
+    (so the Python side need not ask numba: about 1 us a call). A ``prange`` splits its
+    iterations evenly over the threads once (static scheduling), so more units would balance
+    nothing and cost each its work arrays and its part-filled lane group."""
+    return min(B, _num_threads())
 
 
 @njit(cache=True, inline="always")

@@ -110,7 +110,7 @@ class _Entries:
     caught (``_NOT_ARRAYS``), and goes the general path. Lengths, shapes and strides are the
     kernels' to check: they return ``NOT_FAST`` before any loop, and the general path then checks,
     copies or reports. A batch through its entry point skips the general path's broadcasting and
-    copies and numba's typing of eight arguments: about 9 us a call (``B = 2``: 16 -> 7.5 us).
+    copies and numba's typing of eight arguments: about 8-9 us a call (UR5 at ``B = 2``: 16-17 -> 7.8 us).
     The batch signatures are the ones the general path compiles (writable C-contiguous arrays,
     ``fext`` the ``(1, 1, 6)`` no-wrench stand-in), so the two share one compiled kernel.
     """

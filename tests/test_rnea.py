@@ -85,8 +85,8 @@ def test_batch_of_states_matches_single_calls(robot, rng):
 @pytest.mark.parametrize("groups, extra", [(0, 1), (1, -1), (1, 1), (17, 3)])
 def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
     """The batch kernel runs LANES states side by side (vectorised): every state, in full and
-    partial groups (B = 1, LANES - 1, LANES + 1, 17 LANES + 3: each of numba's threads takes
-    about B / threads states), with and without wrenches, joint angles beyond the polynomial sine's
+    partial groups (B = 1, LANES - 1, LANES + 1, 17 LANES + 3: numba's threads claim whole
+    lane groups at a time, in any order), with and without wrenches, joint angles beyond the polynomial sine's
     range included, equals the single-state kernel bit for bit, and a NaN in one state is
     reported at its index without touching the others."""
     from screwdyn.algorithms.rnea import LANES

@@ -164,3 +164,37 @@ def test_batch_kernels_follow_numbas_thread_count(rng):
         numba.set_num_threads(threads)
     for a, b in zip(got, want):
         assert np.array_equal(a, b)
+
+
+def test_claims_hand_every_state_to_exactly_one_thread():
+    """work.claim, the lanes drivers' dynamic scheduling: threads taking claim_size states at a
+    time (whole lane groups, at most CLAIM) from a shared atomic counter cover a batch once,
+    whatever its size, with no state twice."""
+    import numba
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def cover(B, units, lanes):
+        hits = np.zeros(B, dtype=np.int64)
+        taken = np.zeros(units, dtype=np.int64)   # states each unit took
+        claimed = np.zeros(1, dtype=np.int64)
+        size = work.claim_size(B, units, lanes)
+        for u in prange(units):
+            while True:
+                start, end = work.claim(claimed, B, size)
+                if start >= end:
+                    break
+                taken[u] += end - start
+                for k in range(start, end):
+                    hits[k] += 1
+        return hits, taken
+
+    units = max(2, numba.get_num_threads())
+    for lanes in (8, 32):
+        for B in (0, 1, work.CLAIM - 1, work.CLAIM, 1000, 20 * work.CLAIM + 7):
+            size = work.claim_size.py_func(B, min(B, units), lanes)   # as the kernels call it: B = 0 has no units
+            assert size % lanes == 0 and lanes <= size <= max(lanes, work.CLAIM)
+            hits, taken = cover(B, units, lanes)
+            assert hits.shape == (B,) and np.all(hits == 1), (B, lanes)
+            assert taken.sum() == B, (B, lanes, taken)
+            assert np.count_nonzero(taken % size) <= 1, (B, lanes, taken)   # whole claims, but the last

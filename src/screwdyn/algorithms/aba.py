@@ -45,8 +45,8 @@ from .rnea import NO_FEXT, lanes_in, nonfinite_code
 from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .spatial_kernels import aligned, aligned_body, wrench_to_parent6v
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, rows_of,
-    thread_chunks, unit_stride, work_size,
+    NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, rows_of, scratch, stack2,
+    stack3, thread_chunks, unit_stride, work_size,
 )
 
 
@@ -482,23 +482,29 @@ def _lane_io(n):
 
 
 @njit(cache=True)
-def _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, start, end):
-    """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`aba_lanes`."""
+def _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, claimed, size):
+    """The states of a batch that this thread claims (:func:`.work.claim`), ``LANES`` at a time
+    through :func:`aba_lanes`."""
     n = kd.shape[0] - 1
     ql, qdl, taul, qddl, fl, bad, acc = _lane_io(n)
-    for b in range(start, end, LANES):
-        m = min(LANES, end - b)
-        lanes_in(q, qd, tau, fext, use_fext, b, m, ql, qdl, taul, fl, acc)
-        aba_lanes(kd, ql, qdl, taul, fl, use_fext, qddl, bad, m)
-        for l in range(m):
-            k = b + l
-            status[k] = 0 if acc[l] == 0.0 else nonfinite_code(q[k], qd[k], tau[k], fext[k] if use_fext else fext[0], use_fext)
-            if status[k] == 0:
-                if bad[l]:
-                    status[k] = 5
-                else:
-                    for i in range(n):
-                        qdd[k, i] = qddl[i, l]
+    B = q.shape[0]
+    while True:
+        start, end = claim(claimed, B, size)
+        if start >= end:
+            break
+        for b in range(start, end, LANES):
+            m = min(LANES, end - b)
+            lanes_in(q, qd, tau, fext, use_fext, b, m, ql, qdl, taul, fl, acc)
+            aba_lanes(kd, ql, qdl, taul, fl, use_fext, qddl, bad, m)
+            for l in range(m):
+                k = b + l
+                status[k] = 0 if acc[l] == 0.0 else nonfinite_code(q[k], qd[k], tau[k], fext[k] if use_fext else fext[0], use_fext)
+                if status[k] == 0:
+                    if bad[l]:
+                        status[k] = 5
+                    else:
+                        for i in range(n):
+                            qdd[k, i] = qddl[i, l]
 
 
 @njit(cache=True)
@@ -512,7 +518,8 @@ def aba_state_call(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U
 def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
     """States ``(q[k], qd[k], tau[k]) -> qdd[k]`` for ``k < B``, one work unit per numba thread
     (:func:`.work.thread_chunks`), one set of work arrays per unit. ``status[k]`` as
-    :func:`aba_fext`, written for every ``k``. Returns 0, or NOT_FAST as :func:`.rnea.rnea_batch`."""
+    :func:`aba_fext`, written for every ``k``. States go to :func:`aba_lanes` as in
+    :func:`.rnea.rnea_batch`. Returns 0, or NOT_FAST as :func:`.rnea.rnea_batch`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
     if not (rows_of(q, B, n) and rows_of(qd, B, n) and rows_of(tau, B, n) and rows_of(qdd, B, n)
@@ -520,11 +527,13 @@ def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
         return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
     chunks = thread_chunks(B)
+    claimed = np.zeros(1, dtype=np.int64)   # the lanes drivers' shared counter (work.claim)
+    size = claim_size(B, chunks, LANES)
     for ch in prange(chunks):
-        start, end = ch * B // chunks, (ch + 1) * B // chunks
         if lanes:
-            _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, start, end)
+            _batch_in_lanes(kd, q, qd, tau, fext, use_fext, qdd, status, claimed, size)
         else:
+            start, end = ch * B // chunks, (ch + 1) * B // chunks
             R, p, J, V, c, IA, pA, U, D, u, Y, h = _work(n)
             for k in range(start, end):
                 fk = fext[k] if use_fext else fext[0]

@@ -47,8 +47,8 @@ from .layout import MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, rows_of,
-    thread_chunks, unit_stride, work_size,
+    NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, rows_of, scratch, stack2,
+    stack3, thread_chunks, unit_stride, work_size,
 )
 
 LANES = 8   # states side by side in coriolis_lanes (its arrays grow as n^2: 8 lanes fit Talos' 44 joints)
@@ -374,30 +374,36 @@ def coriolis_lanes(kd, q, qd, C, k0, ok, m):
 
 
 @njit(cache=True)
-def _batch_in_lanes(kd, q, qd, C, status, start, end):
-    """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`coriolis_lanes`."""
+def _batch_in_lanes(kd, q, qd, C, status, claimed, size):
+    """The states of a batch that this thread claims (:func:`.work.claim`), ``LANES`` at a time
+    through :func:`coriolis_lanes`."""
     n = kd.shape[0] - 1
     ql = np.empty((n, LANES))
     qdl = np.empty((n, LANES))
     ok = np.empty(LANES, dtype=np.bool_)
-    for b in range(start, end, LANES):
-        m = min(LANES, end - b)
-        for l in range(m):
-            k = b + l
-            status[k] = nonfinite_code(q[k], qd[k])
-            ok[l] = status[k] == 0
-            for i in range(n):
-                ql[i, l] = q[k, i] if ok[l] else 0.0
-                qdl[i, l] = qd[k, i] if ok[l] else 0.0
-        coriolis_lanes(kd, ql, qdl, C, b, ok, m)
+    B = q.shape[0]
+    while True:
+        start, end = claim(claimed, B, size)
+        if start >= end:
+            break
+        for b in range(start, end, LANES):
+            m = min(LANES, end - b)
+            for l in range(m):
+                k = b + l
+                status[k] = nonfinite_code(q[k], qd[k])
+                ok[l] = status[k] == 0
+                for i in range(n):
+                    ql[i, l] = q[k, i] if ok[l] else 0.0
+                    qdl[i, l] = qd[k, i] if ok[l] else 0.0
+            coriolis_lanes(kd, ql, qdl, C, b, ok, m)
 
 
 @njit(cache=True, parallel=True)
 def coriolis_batch(kd, q, qd, C, status):
     """States ``(q[k], qd[k]) -> C[k]`` for ``k < B``, one work unit per numba thread; ``status[k]``
-    as :func:`coriolis`, written for every ``k``. Each unit runs its states ``LANES`` at a time
-    through :func:`coriolis_lanes` when the model fits, else one at a time. Returns 0, or NOT_FAST
-    as :func:`.rnea.rnea_batch`."""
+    as :func:`coriolis`, written for every ``k``. States go to :func:`coriolis_lanes` as in
+    :func:`.rnea.rnea_batch`, or one at a time for models too large for lanes. Returns 0, or
+    NOT_FAST as :func:`.rnea.rnea_batch`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
     if not (rows_of(q, B, n) and rows_of(qd, B, n) and C.shape[0] == B and C.shape[1] == n and C.shape[2] == n
@@ -405,11 +411,13 @@ def coriolis_batch(kd, q, qd, C, status):
         return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
     chunks = thread_chunks(B)
+    claimed = np.zeros(1, dtype=np.int64)   # the lanes drivers' shared counter (work.claim)
+    size = claim_size(B, chunks, LANES)
     for ch in prange(chunks):
-        start, end = ch * B // chunks, (ch + 1) * B // chunks
         if lanes:
-            _batch_in_lanes(kd, q, qd, C, status, start, end)
+            _batch_in_lanes(kd, q, qd, C, status, claimed, size)
         else:
+            start, end = ch * B // chunks, (ch + 1) * B // chunks
             Rw, pw, J, dJ, V, Yc, Bc, P = _work(n)
             for k in range(start, end):
                 status[k] = nonfinite_code(q[k], qd[k])

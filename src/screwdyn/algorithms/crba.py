@@ -32,8 +32,8 @@ from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned, aligned_body
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, block3, contiguous, scratch, stack2, stack3, rows_of,
-    thread_chunks, unit_stride, work_size,
+    NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, rows_of, scratch, stack2,
+    stack3, thread_chunks, unit_stride, work_size,
 )
 
 LANES = 16   # states side by side in crba_lanes
@@ -238,38 +238,46 @@ def crba_lanes(kd, q, M, k0, ok, m):
 
 
 @njit(cache=True)
-def _batch_in_lanes(kd, q, M, status, start, end):
-    """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`crba_lanes`."""
+def _batch_in_lanes(kd, q, M, status, claimed, size):
+    """The states of a batch that this thread claims (:func:`.work.claim`), ``LANES`` at a time
+    through :func:`crba_lanes`."""
     n = kd.shape[0] - 1
     ql = np.empty((n, LANES))
     ok = np.empty(LANES, dtype=np.bool_)
-    for b in range(start, end, LANES):
-        m = min(LANES, end - b)
-        for l in range(m):
-            k = b + l
-            status[k] = nonfinite_code(q[k])
-            ok[l] = status[k] == 0
-            for i in range(n):
-                ql[i, l] = q[k, i] if ok[l] else 0.0
-        crba_lanes(kd, ql, M, b, ok, m)
+    B = q.shape[0]
+    while True:
+        start, end = claim(claimed, B, size)
+        if start >= end:
+            break
+        for b in range(start, end, LANES):
+            m = min(LANES, end - b)
+            for l in range(m):
+                k = b + l
+                status[k] = nonfinite_code(q[k])
+                ok[l] = status[k] == 0
+                for i in range(n):
+                    ql[i, l] = q[k, i] if ok[l] else 0.0
+            crba_lanes(kd, ql, M, b, ok, m)
 
 
 @njit(cache=True, parallel=True)
 def crba_batch(kd, q, M, status):
     """States ``q[k] -> M[k]`` for ``k < B``, one work unit per numba thread; ``status[k]`` as
-    :func:`crba`, written for every ``k``. Each unit runs its states ``LANES`` at a time through
-    :func:`crba_lanes` when the model fits. Returns 0, or NOT_FAST as :func:`.rnea.rnea_batch`."""
+    :func:`crba`, written for every ``k``. States go to :func:`crba_lanes` as in
+    :func:`.rnea.rnea_batch`. Returns 0, or NOT_FAST as :func:`.rnea.rnea_batch`."""
     B = q.shape[0]
     n = kd.shape[0] - 1
     if not (rows_of(q, B, n) and M.shape[0] == B and M.shape[1] == n and M.shape[2] == n and status.shape[0] == B):
         return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
     chunks = thread_chunks(B)
+    claimed = np.zeros(1, dtype=np.int64)   # the lanes drivers' shared counter (work.claim)
+    size = claim_size(B, chunks, LANES)
     for c in prange(chunks):
-        start, end = c * B // chunks, (c + 1) * B // chunks
         if lanes:
-            _batch_in_lanes(kd, q, M, status, start, end)
+            _batch_in_lanes(kd, q, M, status, claimed, size)
         else:
+            start, end = c * B // chunks, (c + 1) * B // chunks
             R, p, J, Ic, P = _work(n)
             for k in range(start, end):
                 status[k] = nonfinite_code(q[k])

@@ -29,8 +29,8 @@ from .joints import joint_pose, joint_poses_lanes, joint_screw, joint_sincos_lan
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .spatial_kernels import twist_to_child6, wrench_to_parent6, wrench_to_parent6v
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, contiguous, scratch, stack2, stack3, rows_of, thread_chunks,
-    unit_stride, work_size,
+    NOT_FAST, STACK_LIMIT, block2, claim, claim_size, contiguous, rows_of, scratch, stack2, stack3,
+    thread_chunks, unit_stride, work_size,
 )
 
 
@@ -312,22 +312,28 @@ def lanes_in(a, b, c, fext, use_fext, k0, m, al, bl, cl, fl, acc):
 
 
 @njit(cache=True)
-def _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, start, end):
-    """States ``start <= k < end`` of a batch, ``LANES`` at a time through :func:`rnea_lanes`."""
+def _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, claimed, size):
+    """The states of a batch that this thread claims (:func:`.work.claim`), ``LANES`` at a time
+    through :func:`rnea_lanes`."""
     n = kd.shape[0] - 1
     ql, qdl, qddl, taul, fl, acc = _lane_io(n)
     if not use_fext:
         fl[:] = 0.0
-    for b in range(start, end, LANES):
-        m = min(LANES, end - b)
-        lanes_in(q, qd, qdd, fext, use_fext, b, m, ql, qdl, qddl, fl, acc)
-        rnea_lanes(kd, ql, qdl, qddl, fl, taul, m)
-        for l in range(m):
-            k = b + l
-            status[k] = 0 if acc[l] == 0.0 else nonfinite_code(q[k], qd[k], qdd[k], fext[k] if use_fext else fext[0], use_fext)
-            if status[k] == 0:
-                for i in range(n):
-                    tau[k, i] = taul[i, l]
+    B = q.shape[0]
+    while True:
+        start, end = claim(claimed, B, size)
+        if start >= end:
+            break
+        for b in range(start, end, LANES):
+            m = min(LANES, end - b)
+            lanes_in(q, qd, qdd, fext, use_fext, b, m, ql, qdl, qddl, fl, acc)
+            rnea_lanes(kd, ql, qdl, qddl, fl, taul, m)
+            for l in range(m):
+                k = b + l
+                status[k] = 0 if acc[l] == 0.0 else nonfinite_code(q[k], qd[k], qdd[k], fext[k] if use_fext else fext[0], use_fext)
+                if status[k] == 0:
+                    for i in range(n):
+                        tau[k, i] = taul[i, l]
 
 
 @njit(cache=True)
@@ -341,8 +347,11 @@ def rnea_state_call(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F):
 def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status):
     """States ``q[k], qd[k], qdd[k] -> tau[k]`` for ``k < B``, one work unit per numba thread
     (:func:`.work.thread_chunks`); one set of work arrays per unit, none per state. ``status[k]``
-    as :func:`rnea`, written for every ``k``. Each unit runs its states ``LANES`` at a time through
-    :func:`rnea_lanes`, vectorised across them (the batch rows of BENCHMARKS.md). Returns 0, or
+    as :func:`rnea`, written for every ``k``. Each unit claims states (:func:`.work.claim_size`
+    at a time) until none is left (:func:`.work.claim`: a thread that starts late or runs slower
+    takes fewer) and
+    runs them ``LANES`` at a time through :func:`rnea_lanes`, vectorised across them (the batch
+    rows of BENCHMARKS.md); models too large for lanes split the batch evenly. Returns 0, or
     NOT_FAST (nothing computed) when an array is not of the shape and C layout the loops index."""
     B = q.shape[0]
     n = kd.shape[0] - 1
@@ -351,11 +360,13 @@ def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status):
         return NOT_FAST   # see dynamics._Entries: a fast path's entry point does not check layouts
     lanes = lanes_fit(n)
     chunks = thread_chunks(B)
+    claimed = np.zeros(1, dtype=np.int64)   # the lanes drivers' shared counter (work.claim)
+    size = claim_size(B, chunks, LANES)
     for c in prange(chunks):
-        start, end = c * B // chunks, (c + 1) * B // chunks
         if lanes:
-            _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, start, end)
+            _batch_in_lanes(kd, q, qd, qdd, fext, use_fext, tau, status, claimed, size)
         else:
+            start, end = c * B // chunks, (c + 1) * B // chunks
             W, V, dV, F = _work(n)
             for k in range(start, end):
                 fk = fext[k] if use_fext else fext[0]

@@ -83,12 +83,49 @@ def _num_threads(typingctx):
     return types.intp(), codegen
 
 
+# The most states a thread claims at a time in the batch kernels' lanes drivers (a multiple of
+# every kernel's LANES): small enough that a thread that starts late, or runs slower on a shared
+# machine, leaves the rest to the others; large enough that claims stay rare.
+CLAIM = 128
+
+
+@intrinsic
+def _fetch_add(typingctx, counter, k):
+    """``counter[0] += k`` as one atomic operation; returns the value before. ``counter`` is a
+    1-D int64 array that the threads share."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.atomic_rmw("add", array.data, args[1], "monotonic")
+    return types.int64(counter, types.int64), codegen
+
+
+@njit(cache=True, inline="always")
+def claim_size(B, chunks, lanes):
+    """States per claim for a batch of ``B`` over ``chunks`` threads: about a quarter of a thread's
+    share, so that a small batch of a large model still spreads evenly, in whole groups of
+    ``lanes`` states, at most ``CLAIM``."""
+    return max(lanes, min(CLAIM, B // (4 * max(chunks, 1)) // lanes * lanes))   # (B = 0: no chunks)
+
+
+@njit(cache=True, inline="always")
+def claim(counter, B, size):
+    """The next ``size`` states ``start <= k < end`` of a batch of ``B`` that no thread has taken
+    (``start >= end`` once none is left). ``counter (1,)`` int64, zero at first, is shared by the
+    threads: each state goes to exactly one of them, in whatever order they come (dynamic
+    scheduling), and a state's result does not depend on which thread or group computes it."""
+    start = _fetch_add(counter, size)
+    return start, min(B, start + size)
+
+
 @njit(cache=True, inline="always")
 def thread_chunks(B):
     """Work units for a batch of ``B`` states: one per numba thread, read where the kernel runs
     (so the Python side need not ask numba: about 1 us a call). A ``prange`` splits its
     iterations evenly over the threads once (static scheduling), so more units would balance
-    nothing and cost each its work arrays and its part-filled lane group."""
+    nothing and cost each its work arrays; the lanes drivers balance by :func:`claim` instead."""
     return min(B, _num_threads())
 
 

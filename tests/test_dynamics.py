@@ -124,15 +124,27 @@ def test_wrong_sizes_and_non_finite_values_name_the_argument(model, name, rng):
                                   "bias_torques", "coriolis_matrix", "forward_dynamics", "forward_dynamics_crba",
                                   "jacobian"])
 def test_out_argument(model, name, rng):
-    for batch in ((), (2, 2)):
+    """``out`` receives the answer (one state, a (B, n) batch, which the fast paths take to the
+    compiled entry points, and a deeper batch); an ``out`` of the wrong shape, dtype or number of
+    dimensions, not C-contiguous, or read-only is refused with an InputError and left as it was."""
+    for batch in ((), (3,), (2, 2)):
         S = states(rng, batch)
-        out = np.empty(batch + tail(model, name))
+        shape = batch + tail(model, name)
+        out = np.empty(shape)
         assert call(model, name, S, out=out) is out
         assert np.array_equal(out, call(model, name, S))
-        with pytest.raises(screwdyn.InputError, match="out"):
-            call(model, name, S, out=np.empty(batch + (N + 2,)))
-        with pytest.raises(screwdyn.InputError, match="out"):
-            call(model, name, S, out=np.empty(batch + tail(model, name), dtype=np.float32))
+        bad_outs = {
+            "wrong shape": np.zeros(batch + (N + 2,)),
+            "float32": np.zeros(shape, dtype=np.float32),
+            "one dimension more": np.zeros((1,) + shape),
+            "not contiguous": np.zeros(shape + (2,))[..., 0],
+            "read-only": np.zeros(shape),
+        }
+        bad_outs["read-only"].setflags(write=False)
+        for what, bad in bad_outs.items():
+            with pytest.raises(screwdyn.InputError, match="out must be a writable C-contiguous float64 array"):
+                call(model, name, S, out=bad)
+            assert not bad.any(), what
 
 
 @pytest.mark.parametrize("name", ["frame_pose", "jacobian", "frame_velocity", "jdot_qd"])

@@ -84,9 +84,19 @@ def _check_model(model):
 def _output(out, shape, name="out") -> np.ndarray:
     if out is None:
         return np.empty(shape)
-    if type(out) is not np.ndarray or out.dtype != _F64 or out.shape != shape or not out.flags.c_contiguous:
-        raise InputError(f"{name} must be a C-contiguous float64 array of shape {shape}")
+    if (type(out) is not np.ndarray or out.dtype != _F64 or out.shape != shape or not out.flags.c_contiguous
+            or not out.flags.writeable):
+        raise InputError(f"{name} must be a writable C-contiguous float64 array of shape {shape}")
     return out
+
+
+def _writable_c(out):
+    """Whether ``out`` may go to a compiled entry point as it is (``_Entries``): a float64 ndarray,
+    C-contiguous and writable (the entry points check neither; its shape is the kernels' to check)."""
+    if type(out) is not np.ndarray or out.dtype is not _F64:
+        return False
+    flags = out.flags
+    return flags.c_contiguous and flags.writeable
 
 
 _empty = np.empty      # module globals: the fast paths save an attribute lookup on each
@@ -103,7 +113,8 @@ class _Entries:
     entry point of one signature skips that, but checks little: numba's unboxing refuses an
     object that is no numpy array (``TypeError``) and one whose items are not 8 bytes, but it
     would read an int64 array as floats and write past its records for a 2-D one. So a fast path
-    calls it only with ``model._kd`` of an exact :class:`Model`, an output it made itself, and
+    calls it only with ``model._kd`` of an exact :class:`Model`, an output it made itself or a
+    caller's ``out`` that is a writable C-contiguous float64 ndarray of the right ``ndim``, and
     inputs it has tested inline (a helper call would cost more than the tests) for ``ndim == 1``
     and ``dtype is float64`` (``ndim == 2`` for a batch, ``(B, n)`` states). It does not test their
     type: what is no array fails a test (``AttributeError``) or the unboxing (``TypeError``), both
@@ -261,16 +272,16 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
 
     Returns ``tau`` ``(..., n)`` [N m, N].
     """
-    if f_ext is None and out is None and not friction and type(model) is Model:
+    if f_ext is None and not friction and type(model) is Model and (out is None or _writable_c(out)):
         code = _NOT_FAST
         try:    # see _Entries: only float64 arrays of one state or a (B, n) batch reach the entry points
             if q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64:
                 nd = q.ndim
-                if nd == qd.ndim == qdd.ndim == 1:
-                    tau = _empty(model.n)
+                if nd == qd.ndim == qdd.ndim == 1 and (out is None or out.ndim == 1):
+                    tau = _empty(model.n) if out is None else out
                     code = _entry.rnea(model._kd, q, qd, qdd, tau)
-                elif nd == qd.ndim == qdd.ndim == 2:
-                    tau = _empty(q.shape)
+                elif nd == qd.ndim == qdd.ndim == 2 and (out is None or out.ndim == 2):
+                    tau = _empty(q.shape) if out is None else out
                     status = _empty(q.shape[0], _I64)
                     code = _entry.rnea_batch(model._kd, q, qd, qdd, _NO_FEXT3, False, tau, status)
                     if code == 0 and _count_nonzero(status):
@@ -348,19 +359,19 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     inertia ``armature = gear_ratio^2 rotor_inertia`` on its diagonal (note 004), as Pinocchio's
     ``crba``. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
     """
-    if out is None and type(model) is Model:
+    if type(model) is Model and (out is None or _writable_c(out)):
         code = _NOT_FAST
         try:
             if q.dtype is _F64:
                 nd = q.ndim
-                if nd == 1:
+                if nd == 1 and (out is None or out.ndim == 2):
                     n = model.n
-                    M = _empty((n, n))
+                    M = _empty((n, n)) if out is None else out
                     code = _entry.crba(model._kd, q, M)
-                elif nd == 2:
+                elif nd == 2 and (out is None or out.ndim == 3):
                     n = model.n
                     B = q.shape[0]
-                    M = _empty((B, n, n))
+                    M = _empty((B, n, n)) if out is None else out
                     status = _empty(B, _I64)
                     code = _entry.crba_batch(model._kd, q, M, status)
                     if code == 0 and _count_nonzero(status):
@@ -451,19 +462,19 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     Computed by the recursive ``O(n d)`` algorithm of Echeandia & Wensing (2021), the one of
     Pinocchio's ``computeCoriolisMatrix`` (equal to it). Returns ``(..., n, n)``.
     """
-    if out is None and type(model) is Model:
+    if type(model) is Model and (out is None or _writable_c(out)):
         code = _NOT_FAST
         try:
             if q.dtype is _F64 and qd.dtype is _F64:
                 nd = q.ndim
-                if nd == qd.ndim == 1:
+                if nd == qd.ndim == 1 and (out is None or out.ndim == 2):
                     n = model.n
-                    C = _empty((n, n))
+                    C = _empty((n, n)) if out is None else out
                     code = _entry.coriolis(model._kd, q, qd, C)
-                elif nd == qd.ndim == 2:
+                elif nd == qd.ndim == 2 and (out is None or out.ndim == 3):
                     n = model.n
                     B = q.shape[0]
-                    C = _empty((B, n, n))
+                    C = _empty((B, n, n)) if out is None else out
                     status = _empty(B, _I64)
                     code = _entry.coriolis_batch(model._kd, q, qd, C, status)
                     if code == 0 and _count_nonzero(status):
@@ -507,16 +518,17 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
     Parameters as :func:`inverse_dynamics`, with ``tau`` ``(n,)`` or ``(..., n)`` [N m, N] in place of
     ``qdd``. Returns ``qdd`` ``(..., n)``. Raises :class:`ModelError` when ``M`` is singular.
     """
-    if f_ext is None and out is None and not friction and method == "aba" and type(model) is Model:
+    if (f_ext is None and not friction and method == "aba" and type(model) is Model
+            and (out is None or _writable_c(out))):
         code = _NOT_FAST
         try:
             if q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64:
                 nd = q.ndim
-                if nd == qd.ndim == tau.ndim == 1:
-                    qdd = _empty(model.n)
+                if nd == qd.ndim == tau.ndim == 1 and (out is None or out.ndim == 1):
+                    qdd = _empty(model.n) if out is None else out
                     code = _entry.aba(model._kd, q, qd, tau, qdd)
-                elif nd == qd.ndim == tau.ndim == 2:
-                    qdd = _empty(q.shape)
+                elif nd == qd.ndim == tau.ndim == 2 and (out is None or out.ndim == 2):
+                    qdd = _empty(q.shape) if out is None else out
                     status = _empty(q.shape[0], _I64)
                     code = _entry.aba_batch(model._kd, q, qd, tau, _NO_FEXT3, False, qdd, status)
                     if code == 0 and _count_nonzero(status):

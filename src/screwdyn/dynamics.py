@@ -154,9 +154,6 @@ class _Entries:
 
 _entry = _Entries()
 _NOT_ARRAYS = (AttributeError, TypeError)   # what the fast paths' tests and the entry points raise for non-arrays
-_FLAGGED = -1   # a fast path's code for a batch with a state flagged in its status
-_I64 = np.dtype(np.int64)
-_count_nonzero = np.count_nonzero
 
 
 def _raise_nonfinite(code, index=None, names=_ARG_OF_CODE):
@@ -167,16 +164,25 @@ def _raise_nonfinite(code, index=None, names=_ARG_OF_CODE):
     raise InputError(f"{names[code]} contains NaN or inf{where}")
 
 
-def _run_batch(kernel, batch_shape, *args, names=_ARG_OF_CODE):
-    """Run a batch kernel whose last argument is ``status (B,)`` (the kernel spreads the states
-    over numba's threads, :func:`.algorithms.work.thread_chunks`); raise for the first state it
-    flags (NaN/inf input, singular mass matrix)."""
+def _try_batch(kernel, batch_shape, *args, names=_ARG_OF_CODE):
+    """Run a batch kernel (or its compiled entry point, ``_Entries``) whose last argument is
+    ``status (B,)``; the kernel spreads the states over numba's threads
+    (:func:`.algorithms.work.thread_chunks`). Raise for the first state it flags (NaN/inf input,
+    singular mass matrix). Returns False, with nothing computed, when the kernel answers NOT_FAST
+    for a layout it does not index (only the fast paths pass such arrays), else True."""
     B = args[1].shape[0]   # every batch kernel takes (kd, states (B, ...), ...)
     status = np.zeros(B, dtype=np.int64)
-    if kernel(*args, status):   # 0 or None; NOT_FAST only for arrays the general path never makes
-        raise AssertionError(f"{kernel.__name__} refused the layout of its arrays")
+    if kernel(*args, status):   # 0 or None
+        return False
     if np.count_nonzero(status):   # (a C call, where status.any() reduces through a ufunc: 0.8 against 4 us at B = 1,000)
         _raise_batch_status(status, batch_shape, names)
+    return True
+
+
+def _run_batch(kernel, batch_shape, *args, names=_ARG_OF_CODE):
+    """:func:`_try_batch` on the general path, whose arrays every kernel takes."""
+    if not _try_batch(kernel, batch_shape, *args, names=names):
+        raise AssertionError(f"{kernel.__name__} refused the layout of its arrays")
 
 
 def _raise_batch_status(status, batch_shape, names=_ARG_OF_CODE):
@@ -282,16 +288,12 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
                     code = _entry.rnea(model._kd, q, qd, qdd, tau)
                 elif nd == qd.ndim == qdd.ndim == 2 and (out is None or out.ndim == 2):
                     tau = _empty(q.shape) if out is None else out
-                    status = _empty(q.shape[0], _I64)
-                    code = _entry.rnea_batch(model._kd, q, qd, qdd, _NO_FEXT3, False, tau, status)
-                    if code == 0 and _count_nonzero(status):
-                        code = _FLAGGED
+                    if _try_batch(_entry.rnea_batch, q.shape[:1], model._kd, q, qd, qdd, _NO_FEXT3, False, tau):
+                        return tau
         except _NOT_ARRAYS:
             pass
         if code == 0:
             return tau
-        if code == _FLAGGED:
-            _raise_batch_status(status, q.shape[:1])
         if code != _NOT_FAST:
             _raise_nonfinite(code)
     _check_model(model)
@@ -372,16 +374,12 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
                     n = model.n
                     B = q.shape[0]
                     M = _empty((B, n, n)) if out is None else out
-                    status = _empty(B, _I64)
-                    code = _entry.crba_batch(model._kd, q, M, status)
-                    if code == 0 and _count_nonzero(status):
-                        code = _FLAGGED
+                    if _try_batch(_entry.crba_batch, (B,), model._kd, q, M):
+                        return M
         except _NOT_ARRAYS:
             pass
         if code == 0:
             return M
-        if code == _FLAGGED:
-            _raise_batch_status(status, q.shape[:1])
         if code != _NOT_FAST:
             _raise_nonfinite(code)
     _check_model(model)
@@ -475,16 +473,12 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
                     n = model.n
                     B = q.shape[0]
                     C = _empty((B, n, n)) if out is None else out
-                    status = _empty(B, _I64)
-                    code = _entry.coriolis_batch(model._kd, q, qd, C, status)
-                    if code == 0 and _count_nonzero(status):
-                        code = _FLAGGED
+                    if _try_batch(_entry.coriolis_batch, (B,), model._kd, q, qd, C):
+                        return C
         except _NOT_ARRAYS:
             pass
         if code == 0:
             return C
-        if code == _FLAGGED:
-            _raise_batch_status(status, q.shape[:1])
         if code != _NOT_FAST:
             _raise_nonfinite(code)
     _check_model(model)
@@ -529,16 +523,13 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
                     code = _entry.aba(model._kd, q, qd, tau, qdd)
                 elif nd == qd.ndim == tau.ndim == 2 and (out is None or out.ndim == 2):
                     qdd = _empty(q.shape) if out is None else out
-                    status = _empty(q.shape[0], _I64)
-                    code = _entry.aba_batch(model._kd, q, qd, tau, _NO_FEXT3, False, qdd, status)
-                    if code == 0 and _count_nonzero(status):
-                        code = _FLAGGED
+                    if _try_batch(_entry.aba_batch, q.shape[:1], model._kd, q, qd, tau, _NO_FEXT3, False, qdd,
+                                  names=_FD_NAMES):
+                        return qdd
         except _NOT_ARRAYS:
             pass
         if code == 0:
             return qdd
-        if code == _FLAGGED:
-            _raise_batch_status(status, q.shape[:1], _FD_NAMES)
         if code != _NOT_FAST:
             _raise_nonfinite(code, names=_FD_NAMES)
     _check_model(model)

@@ -22,7 +22,6 @@ import numba
 import numpy as np
 
 from .algorithms import rnea as _rnea
-from .algorithms.work import NOT_FAST
 from .errors import InputError, ModelError
 from .model import Model
 from .spatial import Ad, inverse_transform
@@ -100,7 +99,6 @@ def _writable_c(out):
 
 
 _empty = np.empty      # module globals: the fast paths save an attribute lookup on each
-_NOT_FAST = NOT_FAST   # a single-state kernel's code for a wrong length or a strided input
 _contiguous = np.ascontiguousarray
 _NO_FEXT3 = _rnea.NO_FEXT.reshape(1, 1, 6)   # the batch kernels' stand-in for no external wrench
 
@@ -119,8 +117,9 @@ class _Entries:
     and ``dtype is float64`` (``ndim == 2`` for a batch, ``(B, n)`` states). It does not test their
     type: what is no array fails a test (``AttributeError``) or the unboxing (``TypeError``), both
     caught (``_NOT_ARRAYS``), and goes the general path. Lengths, shapes and strides are the
-    kernels' to check: they return ``NOT_FAST`` before any loop, and the general path then checks,
-    copies or reports. A batch through its entry point skips the general path's broadcasting and
+    kernels' to check: they return ``NOT_FAST`` before any loop. On any code but 0 (``NOT_FAST``, a
+    NaN or inf input) a single-state fast path goes on to the general path, which checks, copies,
+    computes again or reports (only a failing call pays twice). A batch through its entry point skips the general path's broadcasting and
     copies and numba's typing of eight arguments: about 8-9 us a call (UR5 at ``B = 2``: 16-17 -> 7.8 us).
     The batch signatures are the ones the general path compiles (writable C-contiguous arrays,
     ``fext`` the ``(1, 1, 6)`` no-wrench stand-in), so the two share one compiled kernel.
@@ -142,14 +141,21 @@ class _Entries:
         "coriolis_batch": (_coriolis, (_C2, _C2, _C2, _C3, _S1)),
     }
 
-    def __getattr__(self, name):
-        try:
+    def __init__(self):
+        for name in self._SIGNATURES:
+            setattr(self, name, self._binder(name))
+
+    def _binder(self, name):
+        """A stand-in for the entry point that compiles it (or loads it from numba's cache) on its
+        first call and puts it in its place. (A class ``__getattr__`` would do the same, but it makes
+        every attribute lookup on the instance a slow one, and the fast paths make one a call.)"""
+        def bind(*args):
             module, signature = self._SIGNATURES[name]
-        except KeyError:
-            raise AttributeError(name) from None
-        entry = getattr(module, name).compile(signature)   # from numba's cache when it is warm
-        setattr(self, name, entry)
-        return entry
+            entry = getattr(module, name).compile(signature)
+            setattr(self, name, entry)
+            return entry(*args)
+        bind.__name__ = name
+        return bind
 
 
 _entry = _Entries()
@@ -278,24 +284,23 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, ou
 
     Returns ``tau`` ``(..., n)`` [N m, N].
     """
-    if f_ext is None and not friction and type(model) is Model and (out is None or _writable_c(out)):
-        code = _NOT_FAST
+    if type(model) is Model and f_ext is None and not friction:
         try:    # see _Entries: only float64 arrays of one state or a (B, n) batch reach the entry points
-            if q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64:
-                nd = q.ndim
-                if nd == qd.ndim == qdd.ndim == 1 and (out is None or out.ndim == 1):
-                    tau = _empty(model.n) if out is None else out
-                    code = _entry.rnea(model._kd, q, qd, qdd, tau)
-                elif nd == qd.ndim == qdd.ndim == 2 and (out is None or out.ndim == 2):
-                    tau = _empty(q.shape) if out is None else out
-                    if _try_batch(_entry.rnea_batch, q.shape[:1], model._kd, q, qd, qdd, _NO_FEXT3, False, tau):
-                        return tau
+            if q.ndim == 1:
+                if qd.ndim == 1 and qdd.ndim == 1 and q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64:
+                    if out is None:
+                        tau = _empty(model.n)
+                        if not _entry.rnea(model._kd, q, qd, qdd, tau):
+                            return tau
+                    elif _writable_c(out) and out.ndim == 1 and not _entry.rnea(model._kd, q, qd, qdd, out):
+                        return out
+            elif (q.ndim == qd.ndim == qdd.ndim == 2 and q.dtype is _F64 and qd.dtype is _F64 and qdd.dtype is _F64
+                  and (out is None or _writable_c(out) and out.ndim == 2)):
+                tau = _empty(q.shape) if out is None else out
+                if _try_batch(_entry.rnea_batch, q.shape[:1], model._kd, q, qd, qdd, _NO_FEXT3, False, tau):
+                    return tau
         except _NOT_ARRAYS:
             pass
-        if code == 0:
-            return tau
-        if code != _NOT_FAST:
-            _raise_nonfinite(code)
     _check_model(model)
     n = model.n
     q = _vector(q, n, "q")
@@ -361,27 +366,22 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     inertia ``armature = gear_ratio^2 rotor_inertia`` on its diagonal (note 004), as Pinocchio's
     ``crba``. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
     """
-    if type(model) is Model and (out is None or _writable_c(out)):
-        code = _NOT_FAST
+    if type(model) is Model:
         try:
-            if q.dtype is _F64:
-                nd = q.ndim
-                if nd == 1 and (out is None or out.ndim == 2):
-                    n = model.n
-                    M = _empty((n, n)) if out is None else out
-                    code = _entry.crba(model._kd, q, M)
-                elif nd == 2 and (out is None or out.ndim == 3):
-                    n = model.n
-                    B = q.shape[0]
-                    M = _empty((B, n, n)) if out is None else out
-                    if _try_batch(_entry.crba_batch, (B,), model._kd, q, M):
-                        return M
+            if q.ndim == 1:
+                if q.dtype is _F64:
+                    if out is None:
+                        M = _empty(model._nn)
+                        if not _entry.crba(model._kd, q, M):
+                            return M
+                    elif _writable_c(out) and out.ndim == 2 and not _entry.crba(model._kd, q, out):
+                        return out
+            elif q.ndim == 2 and q.dtype is _F64 and (out is None or _writable_c(out) and out.ndim == 3):
+                M = _empty((q.shape[0],) + model._nn) if out is None else out
+                if _try_batch(_entry.crba_batch, q.shape[:1], model._kd, q, M):
+                    return M
         except _NOT_ARRAYS:
             pass
-        if code == 0:
-            return M
-        if code != _NOT_FAST:
-            _raise_nonfinite(code)
     _check_model(model)
     n = model.n
     q = _vector(q, n, "q")
@@ -460,27 +460,23 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
     Computed by the recursive ``O(n d)`` algorithm of Echeandia & Wensing (2021), the one of
     Pinocchio's ``computeCoriolisMatrix`` (equal to it). Returns ``(..., n, n)``.
     """
-    if type(model) is Model and (out is None or _writable_c(out)):
-        code = _NOT_FAST
+    if type(model) is Model:
         try:
-            if q.dtype is _F64 and qd.dtype is _F64:
-                nd = q.ndim
-                if nd == qd.ndim == 1 and (out is None or out.ndim == 2):
-                    n = model.n
-                    C = _empty((n, n)) if out is None else out
-                    code = _entry.coriolis(model._kd, q, qd, C)
-                elif nd == qd.ndim == 2 and (out is None or out.ndim == 3):
-                    n = model.n
-                    B = q.shape[0]
-                    C = _empty((B, n, n)) if out is None else out
-                    if _try_batch(_entry.coriolis_batch, (B,), model._kd, q, qd, C):
-                        return C
+            if q.ndim == 1:
+                if qd.ndim == 1 and q.dtype is _F64 and qd.dtype is _F64:
+                    if out is None:
+                        C = _empty(model._nn)
+                        if not _entry.coriolis(model._kd, q, qd, C):
+                            return C
+                    elif _writable_c(out) and out.ndim == 2 and not _entry.coriolis(model._kd, q, qd, out):
+                        return out
+            elif (q.ndim == qd.ndim == 2 and q.dtype is _F64 and qd.dtype is _F64
+                  and (out is None or _writable_c(out) and out.ndim == 3)):
+                C = _empty((q.shape[0],) + model._nn) if out is None else out
+                if _try_batch(_entry.coriolis_batch, q.shape[:1], model._kd, q, qd, C):
+                    return C
         except _NOT_ARRAYS:
             pass
-        if code == 0:
-            return C
-        if code != _NOT_FAST:
-            _raise_nonfinite(code)
     _check_model(model)
     n = model.n
     q = _vector(q, n, "q")
@@ -512,26 +508,24 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", fric
     Parameters as :func:`inverse_dynamics`, with ``tau`` ``(n,)`` or ``(..., n)`` [N m, N] in place of
     ``qdd``. Returns ``qdd`` ``(..., n)``. Raises :class:`ModelError` when ``M`` is singular.
     """
-    if (f_ext is None and not friction and method == "aba" and type(model) is Model
-            and (out is None or _writable_c(out))):
-        code = _NOT_FAST
+    if type(model) is Model and f_ext is None and not friction and method == "aba":
         try:
-            if q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64:
-                nd = q.ndim
-                if nd == qd.ndim == tau.ndim == 1 and (out is None or out.ndim == 1):
-                    qdd = _empty(model.n) if out is None else out
-                    code = _entry.aba(model._kd, q, qd, tau, qdd)
-                elif nd == qd.ndim == tau.ndim == 2 and (out is None or out.ndim == 2):
-                    qdd = _empty(q.shape) if out is None else out
-                    if _try_batch(_entry.aba_batch, q.shape[:1], model._kd, q, qd, tau, _NO_FEXT3, False, qdd,
-                                  names=_FD_NAMES):
-                        return qdd
+            if q.ndim == 1:
+                if qd.ndim == 1 and tau.ndim == 1 and q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64:
+                    if out is None:
+                        qdd = _empty(model.n)
+                        if not _entry.aba(model._kd, q, qd, tau, qdd):
+                            return qdd
+                    elif _writable_c(out) and out.ndim == 1 and not _entry.aba(model._kd, q, qd, tau, out):
+                        return out
+            elif (q.ndim == qd.ndim == tau.ndim == 2 and q.dtype is _F64 and qd.dtype is _F64 and tau.dtype is _F64
+                  and (out is None or _writable_c(out) and out.ndim == 2)):
+                qdd = _empty(q.shape) if out is None else out
+                if _try_batch(_entry.aba_batch, q.shape[:1], model._kd, q, qd, tau, _NO_FEXT3, False, qdd,
+                              names=_FD_NAMES):
+                    return qdd
         except _NOT_ARRAYS:
             pass
-        if code == 0:
-            return qdd
-        if code != _NOT_FAST:
-            _raise_nonfinite(code, names=_FD_NAMES)
     _check_model(model)
     if method not in _FD_METHODS:
         raise InputError(f"method must be one of {_FD_METHODS}, got {method!r}")

@@ -104,6 +104,7 @@ class Model:
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError("gravity has a NaN or inf entry")
         object.__setattr__(self, "_kd", self._pack())
+        object.__setattr__(self, "_nn", (n, n))   # the shape of M and C (the fast paths in dynamics)
         object.__setattr__(self, "_frame_index", {f: k for k, f in enumerate(self.frame_names)})
         object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
 

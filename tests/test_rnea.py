@@ -106,6 +106,21 @@ def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
         screwdyn.inverse_dynamics(model, Q, QD, QDD)
 
 
+def test_batch_of_a_model_too_large_for_lanes_runs_state_by_state(rng):
+    """Beyond ``lanes_fit`` (64 bodies with 32 lanes) the batch kernel runs one state at a time,
+    with and without wrenches; the numbers are the same as the single-state kernel's."""
+    from screwdyn.algorithms.rnea import lanes_fit
+    assert lanes_fit.py_func(64) and not lanes_fit.py_func(65)
+    model = random_model(rng, n=66, fixed=0, branching=0.3)
+    Q, QD, QDD = random_state(rng, model.n, (3,))
+    FE = rng.normal(size=(3, model.n, 6))
+    tau = screwdyn.inverse_dynamics(model, Q, QD, QDD)
+    tau_f = screwdyn.inverse_dynamics(model, Q, QD, QDD, FE)
+    for k in range(3):
+        assert np.array_equal(tau[k], screwdyn.inverse_dynamics(model, Q[k], QD[k], QDD[k]))
+        assert np.array_equal(tau_f[k], screwdyn.inverse_dynamics(model, Q[k], QD[k], QDD[k], FE[k]))
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_rnea_matches_pinocchio_on_random_trees(seed):
     rng = np.random.default_rng(seed)

@@ -104,10 +104,11 @@ def _fetch_add(typingctx, counter, k):
 
 @njit(cache=True, inline="always")
 def claim_size(B, chunks, lanes):
-    """States per claim for a batch of ``B`` over ``chunks`` threads: about a quarter of a thread's
-    share, so that a small batch of a large model still spreads evenly, in whole groups of
-    ``lanes`` states, at most ``CLAIM``."""
-    return max(lanes, min(CLAIM, B // (4 * max(chunks, 1)) // lanes * lanes))   # (B = 0: no chunks)
+    """States per claim for a batch of ``B`` over ``chunks`` threads: about a sixteenth of a
+    thread's share, in whole groups of ``lanes`` states, at most ``CLAIM``. Small claims keep the
+    threads' finishing times close (the last claim is the most one thread can idle for, waiting on
+    the other), which counts at ``B = 1,000``; a claim costs one atomic addition."""
+    return max(lanes, min(CLAIM, B // (16 * max(chunks, 1)) // lanes * lanes))   # (B = 0: no chunks)
 
 
 @njit(cache=True, inline="always")

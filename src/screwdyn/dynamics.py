@@ -119,8 +119,9 @@ class _Entries:
     caught (``_NOT_ARRAYS``), and goes the general path. Lengths, shapes and strides are the
     kernels' to check: they return ``NOT_FAST`` before any loop. On any code but 0 (``NOT_FAST``, a
     NaN or inf input) a single-state fast path goes on to the general path, which checks, copies,
-    computes again or reports (only a failing call pays twice). A batch through its entry point skips the general path's broadcasting and
-    copies and numba's typing of eight arguments: about 8-9 us a call (UR5 at ``B = 2``: 16-17 -> 7.8 us).
+    computes again or reports (only a failing call pays twice). A batch through its entry point
+    skips the general path's broadcasting and copies and numba's typing of eight arguments: about
+    8-9 us a call (UR5 at ``B = 2``: 16-17 -> 7.8 us).
     The batch signatures are the ones the general path compiles (writable C-contiguous arrays,
     ``fext`` the ``(1, 1, 6)`` no-wrench stand-in), so the two share one compiled kernel.
     """

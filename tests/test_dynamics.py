@@ -126,16 +126,23 @@ def test_wrong_sizes_and_non_finite_values_name_the_argument(model, name, rng):
 def test_out_argument(model, name, rng):
     """``out`` receives the answer (one state, a (B, n) batch, which the fast paths take to the
     compiled entry points, and a deeper batch); an ``out`` of the wrong shape, dtype or number of
-    dimensions, not C-contiguous, or read-only is refused with an InputError and left as it was."""
+    dimensions, not C-contiguous, or read-only is refused with an InputError and left as it was.
+    A float64 ``out`` that is not aligned (which the fast paths leave to the general path) receives
+    the answer too."""
     for batch in ((), (3,), (2, 2)):
         S = states(rng, batch)
         shape = batch + tail(model, name)
         out = np.empty(shape)
         assert call(model, name, S, out=out) is out
         assert np.array_equal(out, call(model, name, S))
+        unaligned = np.zeros(8 * int(np.prod(shape)) + 1, dtype=np.uint8)[1:].view(np.float64).reshape(shape)
+        assert not unaligned.flags.aligned and unaligned.flags.c_contiguous
+        assert call(model, name, S, out=unaligned) is unaligned
+        assert np.array_equal(unaligned, out)
         bad_outs = {
             "wrong shape": np.zeros(batch + (N + 2,)),
             "float32": np.zeros(shape, dtype=np.float32),
+            "int64": np.zeros(shape, dtype=np.int64),   # 8 bytes an item, as float64
             "one dimension more": np.zeros((1,) + shape),
             "not contiguous": np.zeros(shape + (2,))[..., 0],
             "read-only": np.zeros(shape),

@@ -22,6 +22,35 @@ def test_single_state_matches_batch_on_both_sides_of_the_stack_limit(rng, n):
             np.testing.assert_allclose(single, batch[k], rtol=1e-12, atol=1e-12 * np.abs(batch).max(), err_msg=f.__name__)
 
 
+def test_fast_path_kernels_run_without_numba_runtime_and_keep_reference_counts(rng):
+    """The single-state fast paths call kernels compiled without numba's reference-counting runtime
+    (work.NO_NRT), whose entry points take arrays without a reference-counted record. Thousands of
+    calls, with and without ``out``, leave every argument's reference count as it was, and the
+    answers equal the general path's (a list input goes there)."""
+    import sys
+
+    from screwdyn.algorithms import aba, coriolis, crba, rnea
+
+    assert work.NO_NRT in ({"_nrt": False}, {})   # empty where a numba lacks the option: the runtime stays
+    for kernel in (rnea.rnea_fast, crba.crba_fast, aba.aba_fast, coriolis.coriolis_fast):
+        assert kernel.targetoptions.get("_nrt", True) is not bool(work.NO_NRT), kernel.__name__
+    model = random_model(rng, n=7, fixed=2)
+    n = model.n
+    q, qd, qdd = random_state(rng, n)
+    functions = [(screwdyn.inverse_dynamics, (q, qd, qdd), (n,)), (screwdyn.mass_matrix, (q,), (n, n)),
+                 (screwdyn.forward_dynamics, (q, qd, qdd), (n,)), (screwdyn.coriolis_matrix, (q, qd), (n, n))]
+    for f, args, shape in functions:
+        out = np.empty(shape)
+        first = f(model, *args)
+        counts = [sys.getrefcount(x) for x in (model._kd, out) + args]
+        for _ in range(2000):
+            f(model, *args)
+            f(model, *args, out=out)
+        assert [sys.getrefcount(x) for x in (model._kd, out) + args] == counts, f.__name__
+        assert sys.getrefcount(f(model, *args)) == 2, f.__name__   # a fresh answer that nothing else holds
+        assert np.array_equal(out, first) and np.array_equal(f(model, *(list(a) for a in args)), first), f.__name__
+
+
 def test_block_views_alias_the_buffer():
     w = np.arange(40.0)
     b2 = work.block2(w, 4, 3, 5)

@@ -45,8 +45,8 @@ from .rnea import NO_FEXT, lanes_in, nonfinite_code
 from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .spatial_kernels import aligned, aligned_body, wrench_to_parent6v
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, rows_of, scratch, stack2,
-    stack3, thread_chunks, unit_stride, work_size,
+    NO_NRT, NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, fits_stack, rows_of,
+    scratch, stack2, stack3, stack_scratch, thread_chunks, unit_stride, work_size,
 )
 
 
@@ -214,26 +214,38 @@ def aba(kd, q, qd, tau, qdd):
     (``qdd`` untouched); 5 for a singular mass matrix; NOT_FAST for a strided input."""
     if not (unit_stride(q) and unit_stride(qd) and unit_stride(tau)):
         return NOT_FAST
-    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, False, qdd)
+    w = scratch(kd.shape[0] - 1)
+    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, False, qdd, w)
+
+
+@njit(cache=True, **NO_NRT)
+def aba_fast(kd, q, qd, tau, qdd):
+    """:func:`aba` compiled without numba's runtime, for ``dynamics``' fast paths (see
+    :data:`.work.NO_NRT`): the same, but NOT_FAST for a model whose work does not fit the stack."""
+    n = kd.shape[0] - 1
+    if not (fits_stack(n) and unit_stride(q) and unit_stride(qd) and unit_stride(tau)):
+        return NOT_FAST
+    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, False, qdd, stack_scratch(n))
 
 
 @njit(cache=True)
 def aba_fext(kd, q, qd, tau, fext, qdd, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`aba`, or 4 for a bad fext."""
-    return _one_state(kd, q, qd, tau, fext, use_fext, qdd)
+    return _one_state(kd, q, qd, tau, fext, use_fext, qdd, scratch(kd.shape[0] - 1))
 
 
 @njit(cache=True, inline="always")
-def _one_state(kd, q, qd, tau, fext, use_fext, qdd):
-    """The body of :func:`aba` and :func:`aba_fext`, inlined into each (a call between compiled
-    functions costs a reference count per array); its work buffer is on the caller's stack."""
+def _one_state(kd, q, qd, tau, fext, use_fext, qdd, w):
+    """The body of :func:`aba`, :func:`aba_fast` and :func:`aba_fext`, inlined into each (a call
+    between compiled functions costs a reference count per array), with the work buffer ``w`` the
+    caller made (on its stack, or on the heap for a very large model)."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or (use_fext and fext.shape[0] != n):
         return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
     code = nonfinite_code(q, qd, tau, fext, use_fext)
     if code:
         return code
-    R, p, J, V, c, IA, pA, U, D, u, Y, h = _carve(scratch(n), n)
+    R, p, J, V, c, IA, pA, U, D, u, Y, h = _carve(w, n)
     return aba_state(kd, q, qd, tau, fext, use_fext, qdd, R, p, J, V, c, IA, pA, U, D, u, Y, h)
 
 

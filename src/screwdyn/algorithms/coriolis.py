@@ -47,8 +47,8 @@ from .layout import MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, rows_of, scratch, stack2,
-    stack3, thread_chunks, unit_stride, work_size,
+    NO_NRT, NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, fits_stack, rows_of,
+    scratch, stack2, stack3, stack_scratch, thread_chunks, unit_stride, work_size,
 )
 
 LANES = 8   # states side by side in coriolis_lanes (its arrays grow as n^2: 8 lanes fit Talos' 44 joints)
@@ -229,6 +229,22 @@ def _work(n):
 def coriolis(kd, q, qd, C):
     """One state: ``C (n, n)``, q/qd of any stride. Returns 0, 1/2 when q/qd holds a NaN or inf
     (``C`` untouched), or NOT_FAST for a wrong length or a strided input."""
+    return _one_state(kd, q, qd, C, scratch(kd.shape[0] - 1))
+
+
+@njit(cache=True, **NO_NRT)
+def coriolis_fast(kd, q, qd, C):
+    """:func:`coriolis` compiled without numba's runtime, for ``dynamics``' fast paths (see
+    :data:`.work.NO_NRT`): the same, but NOT_FAST for a model whose work does not fit the stack."""
+    n = kd.shape[0] - 1
+    if not fits_stack(n):
+        return NOT_FAST
+    return _one_state(kd, q, qd, C, stack_scratch(n))
+
+
+@njit(cache=True, inline="always")
+def _one_state(kd, q, qd, C, w):
+    """The body of :func:`coriolis` and :func:`coriolis_fast`, with the work buffer ``w`` the caller made."""
     n = kd.shape[0] - 1
     if (q.shape[0] != n or qd.shape[0] != n or C.shape[0] != n or C.shape[1] != n
             or not (unit_stride(q) and unit_stride(qd))):
@@ -237,7 +253,7 @@ def coriolis(kd, q, qd, C):
     code = nonfinite_code(qc, qdc)
     if code:
         return code
-    Rw, pw, J, dJ, V, Yc, Bc, P = _carve(scratch(n), n)
+    Rw, pw, J, dJ, V, Yc, Bc, P = _carve(w, n)
     coriolis_state(kd, qc, qdc, C, Rw, pw, J, dJ, V, Yc, Bc, P)
     return 0
 

@@ -32,8 +32,8 @@ from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
 from .spatial_kernels import aligned, aligned_body
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, rows_of, scratch, stack2,
-    stack3, thread_chunks, unit_stride, work_size,
+    NO_NRT, NOT_FAST, STACK_LIMIT, block2, block3, claim, claim_size, contiguous, fits_stack, rows_of,
+    scratch, stack2, stack3, stack_scratch, thread_chunks, unit_stride, work_size,
 )
 
 LANES = 16   # states side by side in crba_lanes
@@ -105,6 +105,22 @@ def _work(n):
 def crba(kd, q, M):
     """One state: ``M (n, n)``, ``q`` of any stride. Returns 0, 1 when ``q`` holds a NaN or inf
     (``M`` untouched), or NOT_FAST for a wrong length or a strided ``q``."""
+    return _one_state(kd, q, M, scratch(kd.shape[0] - 1))
+
+
+@njit(cache=True, **NO_NRT)
+def crba_fast(kd, q, M):
+    """:func:`crba` compiled without numba's runtime, for ``dynamics``' fast paths (see
+    :data:`.work.NO_NRT`): the same, but NOT_FAST for a model whose work does not fit the stack."""
+    n = kd.shape[0] - 1
+    if not fits_stack(n):
+        return NOT_FAST
+    return _one_state(kd, q, M, stack_scratch(n))
+
+
+@njit(cache=True, inline="always")
+def _one_state(kd, q, M, w):
+    """The body of :func:`crba` and :func:`crba_fast`, with the work buffer ``w`` the caller made."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n or not unit_stride(q):
         return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
@@ -112,7 +128,7 @@ def crba(kd, q, M):
     code = nonfinite_code(qc)
     if code:
         return code
-    R, p, J, Ic, P = _carve(scratch(n), n)
+    R, p, J, Ic, P = _carve(w, n)
     crba_state(kd, qc, M, R, p, J, Ic, P)
     return 0
 

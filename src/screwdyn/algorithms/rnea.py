@@ -29,8 +29,8 @@ from .joints import joint_pose, joint_poses_lanes, joint_screw, joint_sincos_lan
 from .layout import ARMAT, GRAVITY, MASS, PARENT
 from .spatial_kernels import twist_to_child6, wrench_to_parent6, wrench_to_parent6v
 from .work import (
-    NOT_FAST, STACK_LIMIT, block2, claim, claim_size, contiguous, rows_of, scratch, stack2, stack3,
-    thread_chunks, unit_stride, work_size,
+    NO_NRT, NOT_FAST, STACK_LIMIT, block2, claim, claim_size, contiguous, fits_stack, rows_of, scratch,
+    stack2, stack3, stack_scratch, thread_chunks, unit_stride, work_size,
 )
 
 
@@ -258,26 +258,38 @@ def rnea(kd, q, qd, qdd, tau):
     holds a NaN or inf (then ``tau`` is untouched), or NOT_FAST for a strided input."""
     if not (unit_stride(q) and unit_stride(qd) and unit_stride(qdd)):
         return NOT_FAST
-    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(qdd), NO_FEXT, False, tau)
+    w = scratch(kd.shape[0] - 1)
+    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(qdd), NO_FEXT, False, tau, w)
+
+
+@njit(cache=True, **NO_NRT)
+def rnea_fast(kd, q, qd, qdd, tau):
+    """:func:`rnea` compiled without numba's runtime, for ``dynamics``' fast paths (see
+    :data:`.work.NO_NRT`): the same, but NOT_FAST for a model whose work does not fit the stack."""
+    n = kd.shape[0] - 1
+    if not (fits_stack(n) and unit_stride(q) and unit_stride(qd) and unit_stride(qdd)):
+        return NOT_FAST
+    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(qdd), NO_FEXT, False, tau, stack_scratch(n))
 
 
 @njit(cache=True)
 def rnea_fext(kd, q, qd, qdd, fext, tau, use_fext=True):
     """One state with external wrenches ``fext (n, 6)``; returns as :func:`rnea`, or 4 for a bad fext."""
-    return _one_state(kd, q, qd, qdd, fext, use_fext, tau)
+    return _one_state(kd, q, qd, qdd, fext, use_fext, tau, scratch(kd.shape[0] - 1))
 
 
 @njit(cache=True, inline="always")
-def _one_state(kd, q, qd, qdd, fext, use_fext, tau):
-    """The body of :func:`rnea` and :func:`rnea_fext`, inlined into each (a call between compiled
-    functions costs a reference count per array); its work buffer is on the caller's stack."""
+def _one_state(kd, q, qd, qdd, fext, use_fext, tau, w):
+    """The body of :func:`rnea`, :func:`rnea_fast` and :func:`rnea_fext`, inlined into each (a call
+    between compiled functions costs a reference count per array), with the work buffer ``w`` the
+    caller made (on its stack, or on the heap for a very large model)."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or (use_fext and fext.shape[0] != n):
         return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
     code = nonfinite_code(q, qd, qdd, fext, use_fext)
     if code:
         return code
-    W, V, dV, F = _carve(scratch(n), n)
+    W, V, dV, F = _carve(w, n)
     rnea_state(kd, q, qd, qdd, fext, use_fext, tau, W, V, dV, F)
     return 0
 

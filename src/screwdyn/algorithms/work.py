@@ -2,10 +2,13 @@
 
 A single-state kernel takes its buffer from :func:`scratch`: on the stack of the calling thread
 (free, and private to the call, so kernels are reentrant and release the GIL), or from the heap
-for very large models. Batch kernels allocate one buffer per chunk of states.
+for very large models. Batch kernels allocate one buffer per chunk of states. The single-state
+kernels of ``dynamics``' fast paths are compiled without numba's runtime (:data:`NO_NRT`) and take
+theirs from the stack only (:func:`stack_scratch`).
 
 numba's ``reshape`` calls into a C helper for every array (about 0.04 us each, and ABA carves
-twelve); :func:`block2` and :func:`block3` make row-major views, which cost nothing, typed
+twelve); :func:`block2` and :func:`block3` make row-major views (:func:`_rows`, built in the
+compiled code, as are the stack arrays of :func:`_stack_vector`), which cost nothing, typed
 C-contiguous: indexing them then needs no stride loaded from memory, and once a kernel's carve and
 its per-state function are inlined (``inline="always"``) the compiler sees the row lengths as
 constants. Each kernel's carve takes at most ``work_size(n) = WORK_PER_BODY * (n + 1) + WORK_EXTRA`` floats.
@@ -14,14 +17,14 @@ The single-state kernels take their 1-D inputs in any layout (``dynamics`` binds
 entry point per kernel, see ``dynamics._Entries``): :func:`unit_stride` tests an input, and
 :func:`contiguous` then retypes it as C-contiguous, so that the arithmetic indexes it as fast.
 """
-import numba
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.cpu import CPUTargetOptions
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
-from numpy.lib.stride_tricks import as_strided
+from numba.np.arrayobj import populate_array
 
 from .layout import WORK_EXTRA, WORK_PER_BODY
 
@@ -32,13 +35,63 @@ NOT_FAST = 9
 # Above this many floats (512 KiB) the buffer comes from the heap: threads may have small stacks.
 STACK_LIMIT = 65536
 
+# Options of the single-state kernels that ``dynamics``' fast paths call: compiled without numba's
+# reference-counting runtime (NRT; the target option ``_nrt``, in numba since 0.19 but not
+# documented). Its compiled entry point then passes each array in as it is, where with the runtime
+# it makes and frees a reference-counted record per array: a null kernel with three arrays takes
+# 0.15 against 0.31 us a call. Such a kernel cannot allocate on the heap (:func:`stack_scratch`)
+# nor call a compiled function that returns an array (numba refuses it). Empty, and the runtime
+# stays, should a numba drop the option.
+NO_NRT = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+
 
 @intrinsic
-def _stack_floats(typingctx, size):
-    """A pointer to ``size`` float64 on the stack of the current function (LLVM ``alloca``)."""
+def _stack_vector(typingctx, size):
+    """A fresh ``(size,)`` float64 array on the stack of the current function (an LLVM ``alloca``
+    of its own, which the compiler knows aliases no other array). Built here rather than by
+    ``numba.carray``, whose implementation is a compiled function that returns an array: numba
+    refuses that in a function compiled without its runtime (:data:`NO_NRT`)."""
+    if not isinstance(size, types.Integer):
+        return None
+    vector = types.Array(types.float64, 1, "C")
+
     def codegen(context, builder, signature, args):
-        return builder.alloca(context.get_value_type(types.float64), size=args[0])
-    return types.CPointer(types.float64)(types.intp), codegen
+        n = context.cast(builder, args[0], signature.args[0], types.intp)
+        data = builder.alloca(context.get_value_type(types.float64), size=n)
+        itemsize = context.get_constant(types.intp, 8)
+        out = context.make_array(vector)(context, builder)
+        populate_array(out, data=data, shape=[n], strides=[itemsize], itemsize=itemsize, meminfo=None)
+        return out._getvalue()
+    return vector(size), codegen
+
+
+@intrinsic
+def _rows(typingctx, w, o, shape):
+    """``w[o:]`` (``w`` a C-contiguous float64 vector) viewed as a row-major array of ``shape``, a
+    tuple of integers: the same memory and owner, no copy and no check (the caller keeps
+    ``o + prod(shape) <= len(w)``). numba's ``reshape`` calls a C helper (about 0.04 us an array),
+    and its ``as_strided`` is a compiled function that returns an array, which numba refuses
+    without its runtime (:data:`NO_NRT`)."""
+    if not (isinstance(w, types.Array) and w.ndim == 1 and w.layout == "C" and w.dtype == types.float64
+            and isinstance(o, types.Integer) and isinstance(shape, types.UniTuple)
+            and isinstance(shape.dtype, types.Integer)):
+        return None
+    ndim = shape.count
+    view = types.Array(types.float64, ndim, "C")
+
+    def codegen(context, builder, signature, args):
+        src = context.make_array(signature.args[0])(context, builder, args[0])
+        offset = context.cast(builder, args[1], signature.args[1], types.intp)
+        dims = [context.cast(builder, d, shape.dtype, types.intp) for d in cgutils.unpack_tuple(builder, args[2], ndim)]
+        itemsize = context.get_constant(types.intp, 8)
+        strides = [itemsize]
+        for d in reversed(dims[1:]):
+            strides.insert(0, builder.mul(strides[0], d))
+        out = context.make_array(view)(context, builder)
+        populate_array(out, data=builder.gep(src.data, [offset], inbounds=True), shape=dims, strides=strides,
+                       itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
+        return impl_ret_borrowed(context, builder, view, out._getvalue())
+    return view(w, o, shape), codegen
 
 
 @intrinsic
@@ -148,8 +201,22 @@ def scratch(n):
     ``STACK_LIMIT`` floats, else on the heap. Call it once per kernel entry, never in a loop."""
     size = work_size(n)
     if size <= STACK_LIMIT:
-        return numba.carray(_stack_floats(size), (size,))
+        return _stack_vector(size)
     return np.empty(size)
+
+
+@njit(cache=True, inline="always")
+def fits_stack(n):
+    """Whether the work buffer of a model with ``n`` bodies goes on the stack (:func:`scratch`)."""
+    return work_size(n) <= STACK_LIMIT
+
+
+@njit(cache=True, inline="always")
+def stack_scratch(n):
+    """The work buffer of one single-state call on the stack, for a kernel compiled without numba's
+    runtime (:data:`NO_NRT`), which cannot allocate on the heap; the caller has tested
+    :func:`fits_stack`. Once per kernel entry, never in a loop."""
+    return _stack_vector(work_size(n))
 
 
 @njit(cache=True, inline="always")
@@ -158,22 +225,22 @@ def stack2(a, b):
     the compiler knows aliases no other array, so that it vectorises loops that read one such
     array and write another). Once per kernel call, never in a loop; the caller keeps the total
     under ``STACK_LIMIT``."""
-    return numba.carray(_stack_floats(a * b), (a, b))
+    return _rows(_stack_vector(a * b), 0, (a, b))
 
 
 @njit(cache=True, inline="always")
 def stack3(a, b, c):
     """As :func:`stack2`, ``(a, b, c)``."""
-    return numba.carray(_stack_floats(a * b * c), (a, b, c))
+    return _rows(_stack_vector(a * b * c), 0, (a, b, c))
 
 
 @njit(cache=True, inline="always")
 def block2(w, o, a, b):
     """``w[o: o + a b]`` viewed as an ``(a, b)`` row-major array."""
-    return _retype_c(as_strided(w[o: o + a * b], shape=(a, b), strides=(8 * b, 8)))
+    return _rows(w, o, (a, b))
 
 
 @njit(cache=True, inline="always")
 def block3(w, o, a, b, c):
     """``w[o: o + a b c]`` viewed as an ``(a, b, c)`` row-major array."""
-    return _retype_c(as_strided(w[o: o + a * b * c], shape=(a, b, c), strides=(8 * b * c, 8 * c, 8)))
+    return _rows(w, o, (a, b, c))

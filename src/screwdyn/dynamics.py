@@ -121,10 +121,10 @@ class _Entries:
     computes again or reports (only a failing call pays twice).
     The single-state fast paths call the ``*_fast`` twins of the kernels, compiled without numba's
     reference-counting runtime (:data:`.algorithms.work.NO_NRT`): their entry points take each
-    array as it is, where with the runtime they make and free a record per array (UR5,
-    ``mass_matrix`` 1.26 -> 0.99 us, ``inverse_dynamics`` 1.37 -> 1.26). They keep their work on
-    the stack, and answer ``NOT_FAST`` for a model too large for it (some 680 bodies), which then
-    takes the general path and its kernels with the runtime. A batch through its entry point
+    array as it is, where with the runtime they make and free a record per array (UR5, minima of
+    one run: ``mass_matrix`` 1.30 -> 1.02 us, ``inverse_dynamics`` 1.56 -> 1.26). They keep their
+    work on the stack, and answer ``NOT_FAST`` for a model too large for it (over 681 bodies),
+    which then takes the general path and its kernels with the runtime. A batch through its entry point
     skips the general path's broadcasting and copies and numba's typing of eight arguments: about
     8-9 us a call (UR5 at ``B = 2``: 16-17 -> 7.8 us).
     The batch signatures are the ones the general path compiles (writable C-contiguous arrays,

@@ -199,10 +199,9 @@ def work_size(n):
 def scratch(n):
     """The work buffer of one single-state call, ``(work_size(n),)``: on the stack up to
     ``STACK_LIMIT`` floats, else on the heap. Call it once per kernel entry, never in a loop."""
-    size = work_size(n)
-    if size <= STACK_LIMIT:
-        return _stack_vector(size)
-    return np.empty(size)
+    if fits_stack(n):
+        return stack_scratch(n)
+    return np.empty(work_size(n))
 
 
 @njit(cache=True, inline="always")

@@ -212,10 +212,7 @@ def _work(n):
 def aba(kd, q, qd, tau, qdd):
     """One state without external wrenches. Returns 0; 1/2/3 when q/qd/tau holds a NaN or inf
     (``qdd`` untouched); 5 for a singular mass matrix; NOT_FAST for a strided input."""
-    if not (unit_stride(q) and unit_stride(qd) and unit_stride(tau)):
-        return NOT_FAST
-    w = scratch(kd.shape[0] - 1)
-    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, False, qdd, w)
+    return _one_state(kd, q, qd, tau, NO_FEXT, False, qdd, scratch(kd.shape[0] - 1))
 
 
 @njit(cache=True, **NO_NRT)
@@ -223,9 +220,9 @@ def aba_fast(kd, q, qd, tau, qdd):
     """:func:`aba` compiled without numba's runtime, for ``dynamics``' fast paths (see
     :data:`.work.NO_NRT`): the same, but NOT_FAST for a model whose work does not fit the stack."""
     n = kd.shape[0] - 1
-    if not (fits_stack(n) and unit_stride(q) and unit_stride(qd) and unit_stride(tau)):
+    if not fits_stack(n):
         return NOT_FAST
-    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(tau), NO_FEXT, False, qdd, stack_scratch(n))
+    return _one_state(kd, q, qd, tau, NO_FEXT, False, qdd, stack_scratch(n))
 
 
 @njit(cache=True)
@@ -238,10 +235,14 @@ def aba_fext(kd, q, qd, tau, fext, qdd, use_fext=True):
 def _one_state(kd, q, qd, tau, fext, use_fext, qdd, w):
     """The body of :func:`aba`, :func:`aba_fast` and :func:`aba_fext`, inlined into each (a call
     between compiled functions costs a reference count per array), with the work buffer ``w`` the
-    caller made (on its stack, or on the heap for a very large model)."""
+    caller made (on its stack, or on the heap for a very large model). NOT_FAST for a wrong length
+    or a strided ``q``, ``qd``, ``tau``."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or (use_fext and fext.shape[0] != n):
         return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
+    if not (unit_stride(q) and unit_stride(qd) and unit_stride(tau)):
+        return NOT_FAST
+    q, qd, tau = contiguous(q), contiguous(qd), contiguous(tau)
     code = nonfinite_code(q, qd, tau, fext, use_fext)
     if code:
         return code

@@ -256,10 +256,7 @@ NO_FEXT = np.zeros((1, 6))
 def rnea(kd, q, qd, qdd, tau):
     """One state without external wrenches, inputs of any stride. Returns 0, 1/2/3 when q/qd/qdd
     holds a NaN or inf (then ``tau`` is untouched), or NOT_FAST for a strided input."""
-    if not (unit_stride(q) and unit_stride(qd) and unit_stride(qdd)):
-        return NOT_FAST
-    w = scratch(kd.shape[0] - 1)
-    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(qdd), NO_FEXT, False, tau, w)
+    return _one_state(kd, q, qd, qdd, NO_FEXT, False, tau, scratch(kd.shape[0] - 1))
 
 
 @njit(cache=True, **NO_NRT)
@@ -267,9 +264,9 @@ def rnea_fast(kd, q, qd, qdd, tau):
     """:func:`rnea` compiled without numba's runtime, for ``dynamics``' fast paths (see
     :data:`.work.NO_NRT`): the same, but NOT_FAST for a model whose work does not fit the stack."""
     n = kd.shape[0] - 1
-    if not (fits_stack(n) and unit_stride(q) and unit_stride(qd) and unit_stride(qdd)):
+    if not fits_stack(n):
         return NOT_FAST
-    return _one_state(kd, contiguous(q), contiguous(qd), contiguous(qdd), NO_FEXT, False, tau, stack_scratch(n))
+    return _one_state(kd, q, qd, qdd, NO_FEXT, False, tau, stack_scratch(n))
 
 
 @njit(cache=True)
@@ -282,10 +279,14 @@ def rnea_fext(kd, q, qd, qdd, fext, tau, use_fext=True):
 def _one_state(kd, q, qd, qdd, fext, use_fext, tau, w):
     """The body of :func:`rnea`, :func:`rnea_fast` and :func:`rnea_fext`, inlined into each (a call
     between compiled functions costs a reference count per array), with the work buffer ``w`` the
-    caller made (on its stack, or on the heap for a very large model)."""
+    caller made (on its stack, or on the heap for a very large model). NOT_FAST for a wrong length
+    or a strided ``q``, ``qd``, ``qdd``."""
     n = kd.shape[0] - 1
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or (use_fext and fext.shape[0] != n):
         return NOT_FAST  # lengths are checked by the Python entry; this guards the direct fast path
+    if not (unit_stride(q) and unit_stride(qd) and unit_stride(qdd)):
+        return NOT_FAST
+    q, qd, qdd = contiguous(q), contiguous(qd), contiguous(qdd)
     code = nonfinite_code(q, qd, qdd, fext, use_fext)
     if code:
         return code

@@ -278,7 +278,7 @@ def _c_batch(a, shape, n):
     return a.reshape(-1, n)
 
 
-def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, *, friction=False, out=None) -> np.ndarray:
+def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, friction=False, out=None) -> np.ndarray:
     """Inverse dynamics by the Recursive Newton-Euler Algorithm (note 000).
 
     ``tau = M(q) qdd + C(q, qd) qd + g(q) - sum_i J_i^T F_ext_i``, with the reflected rotor inertia
@@ -370,7 +370,7 @@ def _fext_batch(model, f_ext, batch_shape):
     return np.require(external_wrenches(model, f_ext, batch_shape), np.float64, ["C", "W"]).reshape(-1, model.n, 6)
 
 
-def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
+def mass_matrix(model: Model, q, out=None) -> np.ndarray:
     """The joint-space mass matrix ``M(q)`` by the Composite Rigid Body Algorithm (``O(n d)``).
 
     ``M`` is symmetric positive definite (both triangles written) and includes the reflected rotor
@@ -409,7 +409,7 @@ def mass_matrix(model: Model, q, *, out=None) -> np.ndarray:
     return M
 
 
-def mass_matrix_inverse(model: Model, q, *, out=None) -> np.ndarray:
+def mass_matrix_inverse(model: Model, q, out=None) -> np.ndarray:
     """``M(q)^{-1}`` (armature included): CRBA, then the sparse ``L^T D L`` factorization of
     ``M`` (Featherstone's branch-induced sparsity, no fill-in) and ``n`` solves; ``O(n^2 d)``.
     Exactly symmetric. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
@@ -429,7 +429,7 @@ def mass_matrix_inverse(model: Model, q, *, out=None) -> np.ndarray:
     return Mi
 
 
-def gravity_torques(model: Model, q, *, out=None) -> np.ndarray:
+def gravity_torques(model: Model, q, out=None) -> np.ndarray:
     """Gravity torques ``g(q) = dU/dq`` (RNEA with ``qd = qdd = 0``; Pinocchio's
     ``computeGeneralizedGravity``). ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n)``."""
     _check_model(model)
@@ -445,7 +445,7 @@ def gravity_torques(model: Model, q, *, out=None) -> np.ndarray:
     return inverse_dynamics(model, q, zero, zero, out=out)
 
 
-def bias_torques(model: Model, q, qd, f_ext=None, *, out=None) -> np.ndarray:
+def bias_torques(model: Model, q, qd, f_ext=None, out=None) -> np.ndarray:
     """The bias torques ``h = C(q, qd) qd + g(q) - sum_i J_i^T F_ext_i``: RNEA with ``qdd = 0``
     (Pinocchio's ``nonLinearEffects`` when ``f_ext`` is None), so that ``tau = M qdd + h``.
 
@@ -463,7 +463,7 @@ def bias_torques(model: Model, q, qd, f_ext=None, *, out=None) -> np.ndarray:
     return inverse_dynamics(model, q, qd, np.zeros(n), f_ext, out=out)
 
 
-def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
+def coriolis_matrix(model: Model, q, qd, out=None) -> np.ndarray:
     """The Coriolis matrix ``C(q, qd)`` of ``tau = M qdd + C qd + g``, built from the Christoffel
     symbols of ``M`` (notes 003, 004): ``C_kj = sum_i c_ijk qd_i``, ``c_ijk = 1/2 (dM_kj/dq_i +
     dM_ki/dq_j - dM_ij/dq_k)``. Hence ``Mdot - 2C`` is skew-symmetric and ``C qd`` is the
@@ -509,7 +509,7 @@ def coriolis_matrix(model: Model, q, qd, *, out=None) -> np.ndarray:
 _FD_METHODS = ("aba", "crba")
 
 
-def forward_dynamics(model: Model, q, qd, tau, f_ext=None, *, method="aba", friction=False, out=None) -> np.ndarray:
+def forward_dynamics(model: Model, q, qd, tau, f_ext=None, method="aba", friction=False, out=None) -> np.ndarray:
     """Forward dynamics: ``qdd`` solving ``M(q) qdd + C(q, qd) qd + g(q) - sum_i J_i^T F_ext_i = tau``
     (``- friction_torques(model, qd)`` on the right when ``friction=True``).
 
@@ -719,7 +719,7 @@ def frame_pose(model: Model, q, frame) -> np.ndarray:
     return _poses(model, q, model.frame_body[k:k + 1], model.frame_pose[k:k + 1])[..., 0, :, :]
 
 
-def jacobian(model: Model, q, frame, reference="space", *, out=None) -> np.ndarray:
+def jacobian(model: Model, q, frame, reference="space", out=None) -> np.ndarray:
     """The Jacobian ``J(q)`` ``(..., 6, n)`` of a frame, rows ``(omega, v)``, for ``reference``:
 
     * ``"space"``: ``J_s``, twists in the base frame (Modern Robotics' space Jacobian;

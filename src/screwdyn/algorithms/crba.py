@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import inertia10_apply, inertia10_rotate, inertia10_shift_add, inertia_apply, inertia_rotate, inertia_shift
+from .fma import dot6, fma
 from .joints import joint_poses_lanes, joint_screw, joint_sincos_lanes
 from .layout import ARMAT, MASS, PARENT
 from .rnea import nonfinite_code
@@ -61,19 +62,17 @@ def crba_state(kd, q, M, R, p, J, Ic, P):
     # Pass 2: composite inertias, tips to base, and the rows of M.
     for i in range(n - 1, -1, -1):
         F0, F1, F2, F3, F4, F5 = inertia10_apply(Ic, i, J, i)    # F = Ic_i J_i
-        M[i, i] = (J[i, 0] * F0 + J[i, 1] * F1 + J[i, 2] * F2
-                   + J[i, 3] * F3 + J[i, 4] * F4 + J[i, 5] * F5) + kd[i, ARMAT]
+        M[i, i] = dot6(J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5], F0, F1, F2, F3, F4, F5) + kd[i, ARMAT]
         j = i
         par = P[j]
         while par >= 0:
             r0, r1, r2 = p[j, 0], p[j, 1], p[j, 2]               # F = X_j^T F = (n + r x f, f)
-            F0 += r1 * F5 - r2 * F4
-            F1 += r2 * F3 - r0 * F5
-            F2 += r0 * F4 - r1 * F3
+            F0 += fma(r1, F5, -r2 * F4)
+            F1 += fma(r2, F3, -r0 * F5)
+            F2 += fma(r0, F4, -r1 * F3)
             j = par
             par = P[j]
-            t = (J[j, 0] * F0 + J[j, 1] * F1 + J[j, 2] * F2        # M_ij = M_ji = J_j^T F
-                 + J[j, 3] * F3 + J[j, 4] * F4 + J[j, 5] * F5)
+            t = dot6(J[j, 0], J[j, 1], J[j, 2], J[j, 3], J[j, 4], J[j, 5], F0, F1, F2, F3, F4, F5)
             M[i, j] = t
             M[j, i] = t
         par = P[i]
@@ -211,8 +210,8 @@ def crba_lanes(kd, q, M, k0, ok, m):
             F0, F1, F2, F3, F4, F5 = inertia_apply(G[0, l], G[1, l], G[2, l], G[3, l], G[4, l], G[5, l], G[6, l],
                                                    G[7, l], G[8, l], G[9, l], J[i, 0, l], J[i, 1, l], J[i, 2, l],
                                                    J[i, 3, l], J[i, 4, l], J[i, 5, l])
-            Ml[i, i, l] = (J[i, 0, l] * F0 + J[i, 1, l] * F1 + J[i, 2, l] * F2
-                           + J[i, 3, l] * F3 + J[i, 4, l] * F4 + J[i, 5, l] * F5) + arm
+            Ml[i, i, l] = dot6(J[i, 0, l], J[i, 1, l], J[i, 2, l], J[i, 3, l], J[i, 4, l], J[i, 5, l],
+                               F0, F1, F2, F3, F4, F5) + arm
             F[0, l], F[1, l], F[2, l], F[3, l], F[4, l], F[5, l] = F0, F1, F2, F3, F4, F5
         j = i
         par = int(kd[j, PARENT])
@@ -220,12 +219,12 @@ def crba_lanes(kd, q, M, k0, ok, m):
             for l in range(m):
                 r0, r1, r2 = p[j, 0, l], p[j, 1, l], p[j, 2, l]       # F = X_j^T F = (n + r x f, f)
                 F0, F1, F2, F3, F4, F5 = F[0, l], F[1, l], F[2, l], F[3, l], F[4, l], F[5, l]
-                F0 += r1 * F5 - r2 * F4
-                F1 += r2 * F3 - r0 * F5
-                F2 += r0 * F4 - r1 * F3
+                F0 += fma(r1, F5, -r2 * F4)
+                F1 += fma(r2, F3, -r0 * F5)
+                F2 += fma(r0, F4, -r1 * F3)
                 F[0, l], F[1, l], F[2, l] = F0, F1, F2
-                t = (J[par, 0, l] * F0 + J[par, 1, l] * F1 + J[par, 2, l] * F2     # M_ij = M_ji = J_j^T F
-                     + J[par, 3, l] * F3 + J[par, 4, l] * F4 + J[par, 5, l] * F5)
+                t = dot6(J[par, 0, l], J[par, 1, l], J[par, 2, l], J[par, 3, l], J[par, 4, l], J[par, 5, l],  # M_ij = J_j^T F
+                         F0, F1, F2, F3, F4, F5)
                 Ml[i, par, l] = t
                 Ml[par, i, l] = t
             j = par

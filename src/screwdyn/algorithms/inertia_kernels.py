@@ -43,6 +43,8 @@ world-aligned frames at each body's origin, :func:`.spatial_kernels.aligned_body
 """
 from numba import njit
 
+from .fma import dot3, fma
+
 
 @njit(cache=True, inline="always")
 def inertia10_times(I, V, out):
@@ -71,12 +73,12 @@ def inertia10_apply6(A, r, c, w0, w1, w2, v0, v1, v2):
 @njit(cache=True, inline="always")
 def inertia_apply(m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz, w0, w1, w2, v0, v1, v2):
     """``G (w, v) = (I_o w + h x v, m v - h x w)``, all in plain numbers."""
-    return (ixx * w0 + ixy * w1 + ixz * w2 + h1 * v2 - h2 * v1,
-            ixy * w0 + iyy * w1 + iyz * w2 + h2 * v0 - h0 * v2,
-            ixz * w0 + iyz * w1 + izz * w2 + h0 * v1 - h1 * v0,
-            m * v0 - (h1 * w2 - h2 * w1),
-            m * v1 - (h2 * w0 - h0 * w2),
-            m * v2 - (h0 * w1 - h1 * w0))
+    return (fma(-h2, v1, fma(h1, v2, dot3(ixx, ixy, ixz, w0, w1, w2))),
+            fma(-h0, v2, fma(h2, v0, dot3(ixy, iyy, iyz, w0, w1, w2))),
+            fma(-h1, v0, fma(h0, v1, dot3(ixz, iyz, izz, w0, w1, w2))),
+            fma(m, v0, -fma(h1, w2, -h2 * w1)),
+            fma(m, v1, -fma(h2, w0, -h0 * w2)),
+            fma(m, v2, -fma(h0, w1, -h1 * w0)))
 
 
 @njit(cache=True, inline="always")
@@ -89,17 +91,17 @@ def inertia10_apply(A, r, V, s):
 def rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22, ixx, ixy, ixz, iyy, iyz, izz):
     """``R I R^T`` for a symmetric 3x3 ``I`` (six entries xx, xy, xz, yy, yz, zz, in and out),
     written out with ``T = R I`` (rows): ``(R I R^T)_ab = T_a . R_b``."""
-    t00 = R00 * ixx + R01 * ixy + R02 * ixz
-    t01 = R00 * ixy + R01 * iyy + R02 * iyz
-    t02 = R00 * ixz + R01 * iyz + R02 * izz
-    t10 = R10 * ixx + R11 * ixy + R12 * ixz
-    t11 = R10 * ixy + R11 * iyy + R12 * iyz
-    t12 = R10 * ixz + R11 * iyz + R12 * izz
-    t20 = R20 * ixx + R21 * ixy + R22 * ixz
-    t21 = R20 * ixy + R21 * iyy + R22 * iyz
-    t22 = R20 * ixz + R21 * iyz + R22 * izz
-    return (t00 * R00 + t01 * R01 + t02 * R02, t00 * R10 + t01 * R11 + t02 * R12, t00 * R20 + t01 * R21 + t02 * R22,
-            t10 * R10 + t11 * R11 + t12 * R12, t10 * R20 + t11 * R21 + t12 * R22, t20 * R20 + t21 * R21 + t22 * R22)
+    t00 = dot3(R00, R01, R02, ixx, ixy, ixz)
+    t01 = dot3(R00, R01, R02, ixy, iyy, iyz)
+    t02 = dot3(R00, R01, R02, ixz, iyz, izz)
+    t10 = dot3(R10, R11, R12, ixx, ixy, ixz)
+    t11 = dot3(R10, R11, R12, ixy, iyy, iyz)
+    t12 = dot3(R10, R11, R12, ixz, iyz, izz)
+    t20 = dot3(R20, R21, R22, ixx, ixy, ixz)
+    t21 = dot3(R20, R21, R22, ixy, iyy, iyz)
+    t22 = dot3(R20, R21, R22, ixz, iyz, izz)
+    return (dot3(t00, t01, t02, R00, R01, R02), dot3(t00, t01, t02, R10, R11, R12), dot3(t00, t01, t02, R20, R21, R22),
+            dot3(t10, t11, t12, R10, R11, R12), dot3(t10, t11, t12, R20, R21, R22), dot3(t20, t21, t22, R20, R21, R22))
 
 
 @njit(cache=True, inline="always")
@@ -136,7 +138,7 @@ def inertia_rotate(R00, R01, R02, R10, R11, R12, R20, R21, R22, m, h0, h1, h2, i
     """:func:`inertia10_rotate` in plain numbers: ``(m, R h, R I_o R^T)``, ten numbers."""
     rxx, rxy, rxz, ryy, ryz, rzz = rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22,
                                                    ixx, ixy, ixz, iyy, iyz, izz)
-    return (m, R00 * h0 + R01 * h1 + R02 * h2, R10 * h0 + R11 * h1 + R12 * h2, R20 * h0 + R21 * h1 + R22 * h2,
+    return (m, dot3(R00, R01, R02, h0, h1, h2), dot3(R10, R11, R12, h0, h1, h2), dot3(R20, R21, R22, h0, h1, h2),
             rxx, rxy, rxz, ryy, ryz, rzz)
 
 
@@ -347,10 +349,10 @@ def inertia10_shift_add(r0, r1, r2, I, out):
 @njit(cache=True, inline="always")
 def inertia_shift(r0, r1, r2, m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz):
     """:func:`inertia10_shift_add`'s ``X^T I X`` in plain numbers (ten)."""
-    g0 = h0 + m * r0
-    g1 = h1 + m * r1
-    g2 = h2 + m * r2
-    d = (h0 * r0 + h1 * r1 + h2 * r2) + (g0 * r0 + g1 * r1 + g2 * r2)
+    g0 = fma(m, r0, h0)
+    g1 = fma(m, r1, h1)
+    g2 = fma(m, r2, h2)
+    d = dot3(h0, h1, h2, r0, r1, r2) + dot3(g0, g1, g2, r0, r1, r2)
     return (m, g0, g1, g2,
-            ixx - (r0 * g0 + h0 * r0) + d, ixy - (r0 * g1 + h0 * r1), ixz - (r0 * g2 + h0 * r2),
-            iyy - (r1 * g1 + h1 * r1) + d, iyz - (r1 * g2 + h1 * r2), izz - (r2 * g2 + h2 * r2) + d)
+            ixx - fma(r0, g0, h0 * r0) + d, ixy - fma(r0, g1, h0 * r1), ixz - fma(r0, g2, h0 * r2),
+            iyy - fma(r1, g1, h1 * r1) + d, iyz - fma(r1, g2, h1 * r2), izz - fma(r2, g2, h2 * r2) + d)

@@ -22,6 +22,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .fma import fma
 from .layout import AXIS, AXISK, JSCALE, JTYPE, POS, PRISMATIC, ROT
 
 
@@ -42,15 +43,17 @@ PRISMATIC_JOINT, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z, REVOLUTE_AXIS = 0, 1, 2, 3,
 @njit(cache=True, inline="always")
 def sincos_reduced(x):
     """``(sin x, cos x)`` for ``|x| <= SINCOS_LIMIT``, without a branch or a call."""
-    j = np.floor(x * _TWO_OVER_PI + 0.5)                 # x = j pi/2 + r, |r| <= pi/4
-    r = ((x - j * _PIO2_1) - j * _PIO2_2) - j * _PIO2_3
+    j = np.floor(fma(x, _TWO_OVER_PI, 0.5))              # x = j pi/2 + r, |r| <= pi/4
+    r = fma(-j, _PIO2_3, fma(-j, _PIO2_2, fma(-j, _PIO2_1, x)))
     z = r * r
-    s = r + r * z * (((((1.58962301576546568060e-10 * z - 2.50507477628578072866e-8) * z
-                        + 2.75573136213857245213e-6) * z - 1.98412698295895385996e-4) * z
-                      + 8.33333333332211858878e-3) * z - 1.66666666666666307295e-1)
-    c = (1.0 - 0.5 * z) + z * z * (((((-1.13585365213876817300e-11 * z + 2.08757008419747316778e-9) * z
-                                     - 2.75573141792967388112e-7) * z + 2.48015872888517045348e-5) * z
-                                   - 1.38888888888730564116e-3) * z + 4.16666666666665929218e-2)
+    ps = fma(fma(fma(fma(fma(1.58962301576546568060e-10, z, -2.50507477628578072866e-8), z,
+                         2.75573136213857245213e-6), z, -1.98412698295895385996e-4), z,
+                 8.33333333332211858878e-3), z, -1.66666666666666307295e-1)
+    pc = fma(fma(fma(fma(fma(-1.13585365213876817300e-11, z, 2.08757008419747316778e-9), z,
+                         -2.75573141792967388112e-7), z, 2.48015872888517045348e-5), z,
+                 -1.38888888888730564116e-3), z, 4.16666666666665929218e-2)
+    s = fma(r * z, ps, r)
+    c = fma(z * z, pc, 1.0 - 0.5 * z)
     k = j - 4.0 * np.floor(0.25 * j)                     # the quadrant, 0 .. 3
     sin = s if k == 0.0 else (c if k == 1.0 else (-s if k == 2.0 else -c))
     cos = c if k == 0.0 else (-s if k == 1.0 else (-c if k == 2.0 else s))
@@ -150,18 +153,18 @@ def joint_pose_of_kind(kd, i, qi, s, c, kind):
         p2 += (R20 * ax + R21 * ay + R22 * az) * qi
         return R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2
     # a coordinate axis x, y or z: R = R_0 Rot(e_k, q) keeps column k of R_0 and turns the other two
-    if kind == REVOLUTE_Z:
-        return (c * R00 + s * R01, c * R01 - s * R00, R02,
-                c * R10 + s * R11, c * R11 - s * R10, R12,
-                c * R20 + s * R21, c * R21 - s * R20, R22, p0, p1, p2)
-    if kind == REVOLUTE_X:
-        return (R00, c * R01 + s * R02, c * R02 - s * R01,
-                R10, c * R11 + s * R12, c * R12 - s * R11,
-                R20, c * R21 + s * R22, c * R22 - s * R21, p0, p1, p2)
-    if kind == REVOLUTE_Y:
-        return (c * R00 - s * R02, R01, c * R02 + s * R00,
-                c * R10 - s * R12, R11, c * R12 + s * R10,
-                c * R20 - s * R22, R21, c * R22 + s * R20, p0, p1, p2)
+    if kind == REVOLUTE_Z:      # (c R00 + s R01, c R01 - s R00, R02), ...
+        return (fma(c, R00, s * R01), fma(c, R01, -s * R00), R02,
+                fma(c, R10, s * R11), fma(c, R11, -s * R10), R12,
+                fma(c, R20, s * R21), fma(c, R21, -s * R20), R22, p0, p1, p2)
+    if kind == REVOLUTE_X:      # (R00, c R01 + s R02, c R02 - s R01), ...
+        return (R00, fma(c, R01, s * R02), fma(c, R02, -s * R01),
+                R10, fma(c, R11, s * R12), fma(c, R12, -s * R11),
+                R20, fma(c, R21, s * R22), fma(c, R22, -s * R21), p0, p1, p2)
+    if kind == REVOLUTE_Y:      # (c R00 - s R02, R01, c R02 + s R00), ...
+        return (fma(c, R00, -s * R02), R01, fma(c, R02, s * R00),
+                fma(c, R10, -s * R12), R11, fma(c, R12, s * R10),
+                fma(c, R20, -s * R22), R21, fma(c, R22, s * R20), p0, p1, p2)
     # Rodrigues: Rot(a, q) = I + sin q [a] + (1 - cos q) [a]^2
     t = 1.0 - c
     j00 = c + t * ax * ax

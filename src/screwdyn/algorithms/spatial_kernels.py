@@ -16,6 +16,7 @@ The ``*6`` variants take the pose as the twelve numbers of :func:`.joints.joint_
 """
 from numba import njit
 
+from .fma import dot3
 from .joints import joint_pose, joint_screw
 
 
@@ -123,16 +124,16 @@ def aligned(a00, a01, a02, a10, a11, a12, a20, a21, a22, T, S):
     T_{p,i}`` (twelve numbers) and ``S = S_i`` (six): ``R_i`` (nine), ``r_i`` (three), ``J_i`` (six)."""
     b00, b01, b02, b10, b11, b12, b20, b21, b22, e0, e1, e2 = T
     s0, s1, s2, s3, s4, s5 = S
-    c00 = a00 * b00 + a01 * b10 + a02 * b20
-    c01 = a00 * b01 + a01 * b11 + a02 * b21
-    c02 = a00 * b02 + a01 * b12 + a02 * b22
-    c10 = a10 * b00 + a11 * b10 + a12 * b20
-    c11 = a10 * b01 + a11 * b11 + a12 * b21
-    c12 = a10 * b02 + a11 * b12 + a12 * b22
-    c20 = a20 * b00 + a21 * b10 + a22 * b20
-    c21 = a20 * b01 + a21 * b11 + a22 * b21
-    c22 = a20 * b02 + a21 * b12 + a22 * b22
+    c00 = dot3(a00, a01, a02, b00, b10, b20)          # R_i = R_p R_{p,i}
+    c01 = dot3(a00, a01, a02, b01, b11, b21)
+    c02 = dot3(a00, a01, a02, b02, b12, b22)
+    c10 = dot3(a10, a11, a12, b00, b10, b20)
+    c11 = dot3(a10, a11, a12, b01, b11, b21)
+    c12 = dot3(a10, a11, a12, b02, b12, b22)
+    c20 = dot3(a20, a21, a22, b00, b10, b20)
+    c21 = dot3(a20, a21, a22, b01, b11, b21)
+    c22 = dot3(a20, a21, a22, b02, b12, b22)
     return (c00, c01, c02, c10, c11, c12, c20, c21, c22,
-            a00 * e0 + a01 * e1 + a02 * e2, a10 * e0 + a11 * e1 + a12 * e2, a20 * e0 + a21 * e1 + a22 * e2,
-            c00 * s0 + c01 * s1 + c02 * s2, c10 * s0 + c11 * s1 + c12 * s2, c20 * s0 + c21 * s1 + c22 * s2,
-            c00 * s3 + c01 * s4 + c02 * s5, c10 * s3 + c11 * s4 + c12 * s5, c20 * s3 + c21 * s4 + c22 * s5)
+            dot3(a00, a01, a02, e0, e1, e2), dot3(a10, a11, a12, e0, e1, e2), dot3(a20, a21, a22, e0, e1, e2),
+            dot3(c00, c01, c02, s0, s1, s2), dot3(c10, c11, c12, s0, s1, s2), dot3(c20, c21, c22, s0, s1, s2),
+            dot3(c00, c01, c02, s3, s4, s5), dot3(c10, c11, c12, s3, s4, s5), dot3(c20, c21, c22, s3, s4, s5))

@@ -35,9 +35,10 @@ def make_model(n, kind, seed=0):
     return b.build()
 
 
-def per_call(fn, repeats=7):
-    fn()
+def per_call(fn, repeats=15):
     number = 200
+    for _ in range(number):   # warm up: the first loops of a process run slower (caches, branch predictors)
+        fn()
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()

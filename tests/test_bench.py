@@ -19,3 +19,12 @@ def test_bench_rows_time_both_libraries_and_agree():
     assert len(lines) == len(rows) and all("ratio" in line for line in lines)
     table = bench.markdown(rows)
     assert table.count("\n") == len(rows) + 1 and "| ur5 | coriolis_matrix | 40 |" in table
+
+
+def test_bench_times_only_the_functions_asked_for():
+    from screwdyn import bench
+
+    rows = bench.run(robots=("ur5",), batches=(8,), repeats=3, out=lambda line: None,
+                     functions=("forward_dynamics",))
+    assert [(r[1], r[2]) for r in rows] == [("forward_dynamics", 1), ("forward_dynamics", 8)]
+    assert all(r[6] < 1e-10 for r in rows)

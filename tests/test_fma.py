@@ -5,8 +5,28 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
-from screwdyn.algorithms.fma import HAS_FMA, dot3, dot6, fma
+from screwdyn.algorithms import fma as _fma
+from screwdyn.algorithms.fma import HAS_FMA
+
+# the helpers are numba intrinsics, callable from compiled code only
+
+
+@njit
+def fma(a, b, c):
+    return _fma.fma(a, b, c)
+
+
+@njit
+def dot3(a0, a1, a2, b0, b1, b2):
+    return _fma.dot3(a0, a1, a2, b0, b1, b2)
+
+
+@njit
+def dot6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    return _fma.dot6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5)
+
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
 
@@ -55,3 +75,25 @@ def test_dot_products_are_chains_of_fma_in_order(x):
 def test_integer_arguments_are_promoted():
     assert fma(3, 4, 5) == 17.0
     assert isinstance(fma(3, 4, 5), float)
+    assert dot3(1, 2, 3, 4.0, 5.0, 6.0) == 32.0
+
+
+def test_the_helpers_emit_llvm_fma_exactly_where_the_cpu_fuses():
+    fma(1.0, 2.0, 3.0)
+    ir = next(iter(fma.inspect_llvm().values()))
+    assert ("llvm.fma.f64" in ir) == HAS_FMA
+
+
+def test_no_fusing_when_numba_compiles_for_a_named_cpu(tmp_path):
+    # a portable cache (NUMBA_CPU_NAME) may run on a CPU without FMA: there fma is a * b + c
+    import os
+    import subprocess
+    import sys
+
+    code = ("from numba import njit\n"
+            "from screwdyn.algorithms.fma import HAS_FMA, fma\n"
+            "f = njit(lambda a, b, c: fma(a, b, c))\n"
+            "print(HAS_FMA, f(1.0 + 2.0**-30, 1.0 - 2.0**-30, -1.0))\n")
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "0.0"]

@@ -1,6 +1,7 @@
 """Side-by-side benchmark: screwdyn against Pinocchio, in one run, on the same machine.
 
-    python -m screwdyn.bench [--robots panda ur5 talos_full_v2] [--batch 1000 100000] [--markdown]
+    python -m screwdyn.bench [--robots panda ur5 talos_full_v2] [--batch 1000 100000]
+                             [--functions inverse_dynamics ...] [--markdown]
     screwdyn bench ...
 
 For each robot (example-robot-data URDFs, loaded by both libraries) and function it times
@@ -108,7 +109,8 @@ def _check(pin, r, name, pfname, q, v, a):
     return float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
 
 
-def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeats=41, threads=None, out=print):
+def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeats=41, threads=None, out=print,
+        functions=None):
     import numba
     import pinocchio as pin
 
@@ -122,7 +124,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
         n = r.model.n
         pool = pin.ModelPool(r.pm, threads)
         for name, pfname, pparallel in _FUNCS:
-            if not hasattr(screwdyn, name):
+            if functions is not None and name not in functions:
                 continue
             q, v, a = rng.uniform(-1, 1, n), rng.normal(size=n), rng.normal(size=n)
             err = _check(pin, r, name, pfname, q, v, a)
@@ -198,6 +200,8 @@ def main(argv=None):
     p.add_argument("--robots", nargs="+", default=["panda", "ur5", "talos_full_v2"])
     p.add_argument("--batch", nargs="*", type=int, default=[1000, 100000], help="batch sizes (states)")
     p.add_argument("--repeats", type=int, default=41, help="rounds of single-state timing (batches: a quarter)")
+    p.add_argument("--functions", nargs="+", choices=[f[0] for f in _FUNCS], default=None,
+                   help="the functions to time (default: all four)")
     p.add_argument("--threads", type=int, default=None, help="threads for both libraries (default: numba's)")
     p.add_argument("--markdown", action="store_true", help="also print a Markdown table")
     args = p.parse_args(argv)
@@ -208,7 +212,7 @@ def main(argv=None):
         return 2
     print(machine())
     print(time.strftime("%Y-%m-%d %H:%M %Z"))
-    rows = run(args.robots, args.batch, args.repeats, args.threads)
+    rows = run(args.robots, args.batch, args.repeats, args.threads, functions=args.functions)
     if args.markdown:
         print()
         print(markdown(rows))

@@ -72,6 +72,24 @@ def test_dot_products_are_chains_of_fma_in_order(x):
     assert abs(dot6(*a, *b) - exact) <= 8 * np.finfo(float).eps * scale
 
 
+@njit
+def matmul3(A, B):
+    return _fma.matmul3((A[0, 0], A[0, 1], A[0, 2], A[1, 0], A[1, 1], A[1, 2], A[2, 0], A[2, 1], A[2, 2]),
+                        (B[0, 0], B[0, 1], B[0, 2], B[1, 0], B[1, 1], B[1, 2], B[2, 0], B[2, 1], B[2, 2]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(finite, min_size=18, max_size=18))
+def test_matmul3_is_the_product_entry_by_entry_of_dot3(x):
+    A, B = np.array(x[:9]).reshape(3, 3), np.array(x[9:]).reshape(3, 3)
+    C = np.array(matmul3(A, B)).reshape(3, 3)
+    for i in range(3):
+        for j in range(3):
+            assert C[i, j] == dot3(A[i, 0], A[i, 1], A[i, 2], B[0, j], B[1, j], B[2, j])
+    scale = np.abs(A) @ np.abs(B)
+    assert np.all(np.abs(C - A @ B) <= 8 * np.finfo(float).eps * scale)
+
+
 def test_integer_arguments_are_promoted():
     assert fma(3, 4, 5) == 17.0
     assert isinstance(fma(3, 4, 5), float)

@@ -89,3 +89,25 @@ def dot3(typingctx, a0, a1, a2, b0, b1, b2):
 def dot6(typingctx, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     """``a . b`` for 6-vectors, summed in order (five fused multiply-adds)."""
     return _fused_sum((a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5))
+
+
+@intrinsic
+def matmul3(typingctx, A, B):
+    """``A B`` for 3x3 matrices given as 9-tuples, row-major, and answered as one: entry ``(i, j)``
+    is :func:`dot3` of row ``i`` of ``A`` and column ``j`` of ``B``."""
+    if not all(isinstance(X, types.BaseTuple) and len(X) == 9 and _floats(X.types) for X in (A, B)):
+        return None
+    out = types.UniTuple(types.float64, 9)
+
+    def codegen(context, builder, signature, args):
+        a, b = ([context.cast(builder, builder.extract_value(t, k), ty.types[k], types.float64) for k in range(9)]
+                for t, ty in zip(args, signature.args))
+        c = []
+        for i in range(3):
+            for j in range(3):
+                acc = builder.fmul(a[3 * i], b[j])
+                for k in (1, 2):
+                    acc = _fma_ir(builder, a[3 * i + k], b[3 * k + j], acc)
+                c.append(acc)
+        return context.make_tuple(builder, out, c)
+    return out(A, B), codegen

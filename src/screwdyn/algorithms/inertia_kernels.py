@@ -43,7 +43,7 @@ world-aligned frames at each body's origin, :func:`.spatial_kernels.aligned_body
 """
 from numba import njit
 
-from .fma import dot3, fma
+from .fma import dot3, fma, matmul3
 
 
 @njit(cache=True, inline="always")
@@ -91,15 +91,8 @@ def inertia10_apply(A, r, V, s):
 def rotate_inertia3(R00, R01, R02, R10, R11, R12, R20, R21, R22, ixx, ixy, ixz, iyy, iyz, izz):
     """``R I R^T`` for a symmetric 3x3 ``I`` (six entries xx, xy, xz, yy, yz, zz, in and out),
     written out with ``T = R I`` (rows): ``(R I R^T)_ab = T_a . R_b``."""
-    t00 = dot3(R00, R01, R02, ixx, ixy, ixz)
-    t01 = dot3(R00, R01, R02, ixy, iyy, iyz)
-    t02 = dot3(R00, R01, R02, ixz, iyz, izz)
-    t10 = dot3(R10, R11, R12, ixx, ixy, ixz)
-    t11 = dot3(R10, R11, R12, ixy, iyy, iyz)
-    t12 = dot3(R10, R11, R12, ixz, iyz, izz)
-    t20 = dot3(R20, R21, R22, ixx, ixy, ixz)
-    t21 = dot3(R20, R21, R22, ixy, iyy, iyz)
-    t22 = dot3(R20, R21, R22, ixz, iyz, izz)
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = matmul3((R00, R01, R02, R10, R11, R12, R20, R21, R22),
+                                                          (ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz))
     return (dot3(t00, t01, t02, R00, R01, R02), dot3(t00, t01, t02, R10, R11, R12), dot3(t00, t01, t02, R20, R21, R22),
             dot3(t10, t11, t12, R10, R11, R12), dot3(t10, t11, t12, R20, R21, R22), dot3(t20, t21, t22, R20, R21, R22))
 

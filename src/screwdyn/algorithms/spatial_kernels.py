@@ -16,7 +16,7 @@ The ``*6`` variants take the pose as the twelve numbers of :func:`.joints.joint_
 """
 from numba import njit
 
-from .fma import dot3
+from .fma import dot3, matmul3
 from .joints import joint_pose, joint_screw
 
 
@@ -124,15 +124,8 @@ def aligned(a00, a01, a02, a10, a11, a12, a20, a21, a22, T, S):
     T_{p,i}`` (twelve numbers) and ``S = S_i`` (six): ``R_i`` (nine), ``r_i`` (three), ``J_i`` (six)."""
     b00, b01, b02, b10, b11, b12, b20, b21, b22, e0, e1, e2 = T
     s0, s1, s2, s3, s4, s5 = S
-    c00 = dot3(a00, a01, a02, b00, b10, b20)          # R_i = R_p R_{p,i}
-    c01 = dot3(a00, a01, a02, b01, b11, b21)
-    c02 = dot3(a00, a01, a02, b02, b12, b22)
-    c10 = dot3(a10, a11, a12, b00, b10, b20)
-    c11 = dot3(a10, a11, a12, b01, b11, b21)
-    c12 = dot3(a10, a11, a12, b02, b12, b22)
-    c20 = dot3(a20, a21, a22, b00, b10, b20)
-    c21 = dot3(a20, a21, a22, b01, b11, b21)
-    c22 = dot3(a20, a21, a22, b02, b12, b22)
+    c00, c01, c02, c10, c11, c12, c20, c21, c22 = matmul3((a00, a01, a02, a10, a11, a12, a20, a21, a22),
+                                                          (b00, b01, b02, b10, b11, b12, b20, b21, b22))   # R_i = R_p R_{p,i}
     return (c00, c01, c02, c10, c11, c12, c20, c21, c22,
             dot3(a00, a01, a02, e0, e1, e2), dot3(a10, a11, a12, e0, e1, e2), dot3(a20, a21, a22, e0, e1, e2),
             dot3(c00, c01, c02, s0, s1, s2), dot3(c10, c11, c12, s0, s1, s2), dot3(c20, c21, c22, s0, s1, s2),

@@ -49,21 +49,31 @@ def _floats(args):
     return all(isinstance(x, (types.Float, types.Integer)) for x in args)
 
 
+def _as_doubles(context, builder, values, value_types):
+    return [context.cast(builder, v, t, types.float64) for v, t in zip(values, value_types)]
+
+
+def _dot_ir(builder, a, b):
+    """The IR of ``a0 b0 + a1 b1 + ...`` summed in that order: the first term a product, each next
+    one fused into the sum."""
+    acc = builder.fmul(a[0], b[0])
+    for x, y in zip(a[1:], b[1:]):
+        acc = _fma_ir(builder, x, y, acc)
+    return acc
+
+
 def _fused_sum(args):
-    """Signature and code of ``a0 b0 + a1 b1 + ...`` (``args`` = the a's, then the b's) summed in
-    that order: the first term a product, each next one fused into the sum. Emitted as LLVM IR at
-    the call site: no numba function is called or inlined, so the kernels compile as fast as they
-    did before the fusing (numba's ``inline="always"`` helpers here cost 30 % more compile time)."""
+    """Signature and code of :func:`_dot_ir` of ``args`` (the a's, then the b's). Emitted as LLVM IR
+    at the call site: no numba function is called or inlined, so the kernels compile as fast as
+    they did before the fusing (numba's ``inline="always"`` helpers here cost 30 % more compile
+    time)."""
     if not _floats(args):
         return None
 
     def codegen(context, builder, signature, llargs):
-        x = [context.cast(builder, v, t, types.float64) for v, t in zip(llargs, signature.args)]
+        x = _as_doubles(context, builder, llargs, signature.args)
         n = len(x) // 2
-        acc = builder.fmul(x[0], x[n])
-        for i in range(1, n):
-            acc = _fma_ir(builder, x[i], x[n + i], acc)
-        return acc
+        return _dot_ir(builder, x[:n], x[n:])
     return types.float64(*args), codegen
 
 
@@ -74,8 +84,7 @@ def fma(typingctx, a, b, c):
         return None
 
     def codegen(context, builder, signature, args):
-        x = [context.cast(builder, v, t, types.float64) for v, t in zip(args, signature.args)]
-        return _fma_ir(builder, *x)
+        return _fma_ir(builder, *_as_doubles(context, builder, args, signature.args))
     return types.float64(a, b, c), codegen
 
 
@@ -100,14 +109,8 @@ def matmul3(typingctx, A, B):
     out = types.UniTuple(types.float64, 9)
 
     def codegen(context, builder, signature, args):
-        a, b = ([context.cast(builder, builder.extract_value(t, k), ty.types[k], types.float64) for k in range(9)]
+        a, b = (_as_doubles(context, builder, [builder.extract_value(t, k) for k in range(9)], ty.types)
                 for t, ty in zip(args, signature.args))
-        c = []
-        for i in range(3):
-            for j in range(3):
-                acc = builder.fmul(a[3 * i], b[j])
-                for k in (1, 2):
-                    acc = _fma_ir(builder, a[3 * i + k], b[3 * k + j], acc)
-                c.append(acc)
+        c = [_dot_ir(builder, a[3 * i:3 * i + 3], b[j::3]) for i in range(3) for j in range(3)]
         return context.make_tuple(builder, out, c)
     return out(A, B), codegen

@@ -28,3 +28,27 @@ def test_bench_times_only_the_functions_asked_for():
                      functions=("forward_dynamics",))
     assert [(r[1], r[2]) for r in rows] == [("forward_dynamics", 1), ("forward_dynamics", 8)]
     assert all(r[6] < 1e-10 for r in rows)
+
+
+def test_bench_batches_write_into_one_output_or_fresh_ones(monkeypatch):
+    """By default a batch call of screwdyn gets ``out=`` (made once, as Pinocchio's ``res``); with
+    ``fresh_outputs`` none. Either way its answers are checked against Pinocchio's."""
+    import screwdyn
+    from screwdyn import bench
+
+    for fresh in (False, True):
+        outs = []
+        real = screwdyn.mass_matrix
+
+        def spy(model, q, out=None):
+            if q.ndim == 2:
+                outs.append(out)
+            return real(model, q, out)
+        monkeypatch.setattr(screwdyn, "mass_matrix", spy)
+        rows = bench.run(robots=("ur5",), batches=(5,), repeats=3, out=lambda line: None,
+                         functions=("mass_matrix",), fresh_outputs=fresh)
+        monkeypatch.undo()
+        assert outs and all((o is None) == fresh for o in outs)
+        if not fresh:
+            assert all(o is outs[0] and o.shape == (5, 6, 6) for o in outs)
+        assert rows[1][2] == 5 and rows[1][6] < 1e-10

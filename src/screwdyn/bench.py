@@ -11,6 +11,13 @@ Pinocchio's ``rneaInParallel`` / ``abaInParallel`` (same number of threads) or, 
 has no parallel version, a Python loop over its single-state call. It also checks that both
 libraries return the same numbers (max relative difference, joints matched by name).
 Ratio = Pinocchio time / screwdyn time: above 1, screwdyn is faster.
+
+A single state is timed as a user calls it: each screwdyn call returns a new array (Pinocchio
+returns a view of its ``Data``). A batch call of screwdyn writes into an output made once
+(``out=``), as Pinocchio's ``*InParallel`` write into the ``res`` they are given and its loop
+into its ``Data``: a fresh output is the operating system's work, not the dynamics' (a new
+1.5 GB array of Talos mass matrices costs about 1.8 us a state in page faults alone on the
+project's machine). ``--fresh-outputs`` times screwdyn's batches with a new array every call.
 """
 from __future__ import annotations
 
@@ -90,27 +97,41 @@ def _pin_single(pin, r, fname, q, v, a):
     return lambda: f(pm, pd, q, v)
 
 
-def _sd_single(name, m, q, v, a):
+def _sd_single(name, m, q, v, a, out=None):
+    """A call of screwdyn's ``name`` (its result in ``out`` when given; without, a call as short as a
+    user writes it)."""
     f = getattr(screwdyn, name)
     if name == "mass_matrix":
-        return lambda: f(m, q)
+        return (lambda: f(m, q)) if out is None else (lambda: f(m, q, out))
     if name == "coriolis_matrix":
-        return lambda: f(m, q, v)
-    return lambda: f(m, q, v, a)
+        return (lambda: f(m, q, v)) if out is None else (lambda: f(m, q, v, out))
+    return (lambda: f(m, q, v, a)) if out is None else (lambda: f(m, q, v, a, out=out))
+
+
+def _output(name, B, n):
+    """A batch's output array of screwdyn's ``name``: ``(B, n, n)`` matrices or ``(B, n)`` vectors."""
+    return np.empty((B, n, n) if name in ("mass_matrix", "coriolis_matrix") else (B, n))
+
+
+def _pin_result(pin, r, pfname, q, v, a):
+    """Pinocchio's answer at one state, in screwdyn's joint order (its ``crba`` fills the upper triangle)."""
+    theirs = np.array(_pin_single(pin, r, pfname, r.to_pin(q), r.to_pin(v), r.to_pin(a))(), copy=True)
+    if pfname == "crba":
+        theirs = np.triu(theirs) + np.triu(theirs, 1).T
+    return r.from_pin(theirs, matrix=theirs.ndim == 2)
+
+
+def _rel(ours, theirs):
+    return float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
 
 
 def _check(pin, r, name, pfname, q, v, a):
     """Max relative difference between the two libraries at one state."""
-    ours = _sd_single(name, r.model, q, v, a)()
-    theirs = np.array(_pin_single(pin, r, pfname, r.to_pin(q), r.to_pin(v), r.to_pin(a))(), copy=True)
-    if pfname == "crba":
-        theirs = np.triu(theirs) + np.triu(theirs, 1).T
-    theirs = r.from_pin(theirs, matrix=theirs.ndim == 2)
-    return float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
+    return _rel(_sd_single(name, r.model, q, v, a)(), _pin_result(pin, r, pfname, q, v, a))
 
 
 def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeats=41, threads=None, out=print,
-        functions=None):
+        functions=None, fresh_outputs=False):
     import numba
     import pinocchio as pin
 
@@ -135,7 +156,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
             rows.append((rname, name, 1, t_sd, t_pin, pfname, err))
             for B in batches:
                 Q, V, A = rng.uniform(-1, 1, (B, n)), rng.normal(size=(B, n)), rng.normal(size=(B, n))
-                sd = _sd_single(name, r.model, Q, V, A)
+                sd = _sd_single(name, r.model, Q, V, A, None if fresh_outputs else _output(name, B, n))
                 rounds = max(3, repeats // 4)
                 calls = max(1, 10000 // B)   # a round times a loop of calls, as for one state (B = 1,000: ten)
                 if pparallel is not None:
@@ -144,14 +165,14 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                     f = getattr(pin, pparallel)
                     t_sd, t_pin = _paired(sd, lambda: f(threads, pool, QP, VP, AP, res), calls, rounds, B, B)
                     ref = r.from_pin(res.T)
-                    ours = sd()
-                    err_b = float(np.abs(ours - ref).max() / max(1.0, np.abs(ref).max()))
+                    err_b = _rel(sd().copy(), ref)
                     label = f"{pparallel}({threads})"
                 else:
                     Bl = min(B, 2000)   # a Python loop: time a slice, report per state
                     fs = [_pin_single(pin, r, pfname, r.to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
                     t_sd, t_pin = _paired(sd, lambda: [f() for f in fs], calls, rounds, B, Bl)
-                    err_b = err
+                    ours = sd().copy()   # the batch's answers, checked at its first, middle and last states
+                    err_b = max(_rel(ours[k], _pin_result(pin, r, pfname, Q[k], V[k], A[k])) for k in {0, B // 2, B - 1})
                     label = f"loop of {pfname}"
                 rows.append((rname, name, B, t_sd, t_pin, label, err_b))
             for row in rows[-1 - len(batches):]:
@@ -204,6 +225,8 @@ def main(argv=None):
                    help="the functions to time (default: all four)")
     p.add_argument("--threads", type=int, default=None, help="threads for both libraries (default: numba's)")
     p.add_argument("--markdown", action="store_true", help="also print a Markdown table")
+    p.add_argument("--fresh-outputs", action="store_true",
+                   help="screwdyn's batch calls allocate their output each call (default: out=, made once)")
     args = p.parse_args(argv)
     try:
         import pinocchio  # noqa: F401
@@ -212,7 +235,9 @@ def main(argv=None):
         return 2
     print(machine())
     print(time.strftime("%Y-%m-%d %H:%M %Z"))
-    rows = run(args.robots, args.batch, args.repeats, args.threads, functions=args.functions)
+    print("screwdyn batches: " + ("a new output each call" if args.fresh_outputs else "out=, made once"))
+    rows = run(args.robots, args.batch, args.repeats, args.threads, functions=args.functions,
+               fresh_outputs=args.fresh_outputs)
     if args.markdown:
         print()
         print(markdown(rows))

@@ -309,11 +309,10 @@ def aba_lanes(kd, q, qd, tau, fext, use_fext, qdd, bad, m):
         par = int(kd[i, PARENT])
         joint_sincos_lanes(kd, i, q, SC, m)
         joint_poses_lanes(kd, i, q, SC, T, m)
-        for c in range(9):
-            for l in range(m):
+        for l in range(m):
+            for c in range(9):
                 P[c, l] = Rw[par, c, l]
-        for c in range(6):
-            for l in range(m):
+            for c in range(6):
                 P[9 + c, l] = V[par, c, l]
         S = joint_screw(kd, i)
         k0, k1, k2, k3, k4 = kd[i, MASS], kd[i, MASS + 1], kd[i, MASS + 2], kd[i, MASS + 3], kd[i, MASS + 4]
@@ -474,8 +473,8 @@ def aba_lanes(kd, q, qd, tau, fext, use_fext, qdd, bad, m):
             V[n, 3 + c, l] = -kd[n, GRAVITY + c]
     for i in range(n):
         par = int(kd[i, PARENT])
-        for c in range(6):
-            for l in range(m):
+        for l in range(m):
+            for c in range(6):
                 P[c, l] = V[par, c, l]
         for l in range(m):
             r0, r1, r2 = r[i, 0, l], r[i, 1, l], r[i, 2, l]

@@ -278,8 +278,9 @@ def coriolis_lanes(kd, q, qd, C, k0, ok, m):
     state ``k0 + l``, whose ``C`` goes to ``C[k0 + l]`` when ``ok[l]``. The arithmetic of
     :func:`coriolis_state` (the same plain-number functions), each step one loop over the lanes
     in stack arrays of its own: the parent's pose and twist, and the child's composites, are first
-    copied out, so that no loop reads the array it writes. Results equal :func:`coriolis_state`'s
-    bit for bit. Only for models with :func:`lanes_fit`."""
+    copied out, so that no loop reads the array it writes; each copy in one loop over the lanes,
+    as in :func:`.crba.crba_lanes`. Results equal :func:`coriolis_state`'s bit for bit. Only for
+    models with :func:`lanes_fit`."""
     n = kd.shape[0] - 1
     L = LANES
     Rw = stack3(n + 1, 9, L)     # R_0i row-major (row n: the base)
@@ -299,8 +300,8 @@ def coriolis_lanes(kd, q, qd, C, k0, ok, m):
         e = 1.0 if c == 0 or c == 4 or c == 8 else 0.0
         for l in range(m):
             Rw[n, c, l] = e
-    for c in range(6):
-        for l in range(m):
+    for l in range(m):
+        for c in range(6):
             V[n, c, l] = 0.0
             if c < 3:
                 pw[n, c, l] = 0.0
@@ -313,14 +314,12 @@ def coriolis_lanes(kd, q, qd, C, k0, ok, m):
         par = int(kd[i, PARENT])
         joint_sincos_lanes(kd, i, q, SC, m)
         joint_poses_lanes(kd, i, q, SC, W, m)
-        for c in range(9):
-            for l in range(m):
+        for l in range(m):
+            for c in range(9):
                 A[c, l] = Rw[par, c, l]
-        for c in range(3):
-            for l in range(m):
+            for c in range(3):
                 A[9 + c, l] = pw[par, c, l]
-        for c in range(6):
-            for l in range(m):
+            for c in range(6):
                 A[12 + c, l] = V[par, c, l]
         s = joint_screw(kd, i)
         for l in range(m):
@@ -348,11 +347,10 @@ def coriolis_lanes(kd, q, qd, C, k0, ok, m):
                 y0, y1, y2, y3, y4, y5, y6, y7, y8, y9, w0, w1, w2, v0, v1, v2)
     # Pass 2: composites, tips to base, and the rows/columns of C.
     for i in range(n - 1, -1, -1):
-        for c in range(10):
-            for l in range(m):
+        for l in range(m):
+            for c in range(10):
                 G[c, l] = Yc[i, c, l]
-        for c in range(12):
-            for l in range(m):
+            for c in range(12):
                 G[10 + c, l] = Bc[i, c, l]
         for l in range(m):
             (F0, F1, F2, F3, F4, F5, cll, a0, a1, a2, a3, a4, a5, g0, g1, g2) = joint_columns(
@@ -376,11 +374,10 @@ def coriolis_lanes(kd, q, qd, C, k0, ok, m):
                     (dJ[j, 0, l], dJ[j, 1, l], dJ[j, 2, l], dJ[j, 3, l], dJ[j, 4, l], dJ[j, 5, l]))
             j = int(kd[j, PARENT])
         if par >= 0:
-            for c in range(10):
-                for l in range(m):
+            for l in range(m):
+                for c in range(10):
                     Yc[par, c, l] += G[c, l]
-            for c in range(12):
-                for l in range(m):
+                for c in range(12):
                     Bc[par, c, l] += G[10 + c, l]
     for l in range(m):
         if ok[l]:

@@ -165,13 +165,13 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                     f = getattr(pin, pparallel)
                     t_sd, t_pin = _paired(sd, lambda: f(threads, pool, QP, VP, AP, res), calls, rounds, B, B)
                     ref = r.from_pin(res.T)
-                    err_b = _rel(sd().copy(), ref)
+                    err_b = _rel(sd(), ref)
                     label = f"{pparallel}({threads})"
                 else:
                     Bl = min(B, 2000)   # a Python loop: time a slice, report per state
                     fs = [_pin_single(pin, r, pfname, r.to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
                     t_sd, t_pin = _paired(sd, lambda: [f() for f in fs], calls, rounds, B, Bl)
-                    ours = sd().copy()   # the batch's answers, checked at its first, middle and last states
+                    ours = sd()   # the batch's answers (its output array), checked at its first, middle and last states
                     err_b = max(_rel(ours[k], _pin_result(pin, r, pfname, Q[k], V[k], A[k])) for k in {0, B // 2, B - 1})
                     label = f"loop of {pfname}"
                 rows.append((rname, name, B, t_sd, t_pin, label, err_b))

@@ -15,9 +15,9 @@ Ratio = Pinocchio time / screwdyn time: above 1, screwdyn is faster.
 A single state is timed as a user calls it: each screwdyn call returns a new array (Pinocchio
 returns a view of its ``Data``). A batch call of screwdyn writes into an output made once
 (``out=``), as Pinocchio's ``*InParallel`` write into the ``res`` they are given and its loop
-into its ``Data``: a fresh output is the operating system's work, not the dynamics' (a new
-1.5 GB array of Talos mass matrices costs about 1.8 us a state in page faults alone on the
-project's machine). ``--fresh-outputs`` times screwdyn's batches with a new array every call.
+into its ``Data``: a fresh output is the operating system's work, not the dynamics' (filling a
+new 1.5 GB array of Talos mass matrices took 1.7-1.9 us a state on the project's machine, one
+already touched 0.8-0.9). ``--fresh-outputs`` times screwdyn's batches with a new array every call.
 """
 from __future__ import annotations
 

@@ -30,9 +30,10 @@ def test_bench_times_only_the_functions_asked_for():
     assert all(r[6] < 1e-10 for r in rows)
 
 
-def test_bench_batches_write_into_one_output_or_fresh_ones(monkeypatch):
-    """By default a batch call of screwdyn gets ``out=`` (made once, as Pinocchio's ``res``); with
-    ``fresh_outputs`` none. Either way its answers are checked against Pinocchio's."""
+def test_bench_calls_write_into_one_output_or_fresh_ones(monkeypatch):
+    """By default a call of screwdyn, one state or a batch, gets ``out=`` (made once, as Pinocchio
+    writes into its ``Data`` or ``res``); with ``fresh_outputs`` none. Either way its answers are
+    checked against Pinocchio's."""
     import screwdyn
     from screwdyn import bench
 
@@ -41,14 +42,16 @@ def test_bench_batches_write_into_one_output_or_fresh_ones(monkeypatch):
         real = screwdyn.mass_matrix
 
         def spy(model, q, out=None):
-            if q.ndim == 2:
-                outs.append(out)
+            outs.append((q.ndim, out))
             return real(model, q, out)
         monkeypatch.setattr(screwdyn, "mass_matrix", spy)
         rows = bench.run(robots=("ur5",), batches=(5,), repeats=3, out=lambda line: None,
                          functions=("mass_matrix",), fresh_outputs=fresh)
         monkeypatch.undo()
-        assert outs and all((o is None) == fresh for o in outs)
+        timed = outs[1:]   # the first call is the check of one state, as a user writes it
+        assert {d for d, o in timed} == {1, 2} and all((o is None) == fresh for d, o in timed)
         if not fresh:
-            assert all(o is outs[0] and o.shape == (5, 6, 6) for o in outs)
-        assert rows[1][2] == 5 and rows[1][6] < 1e-10
+            for ndim, shape in ((1, (6, 6)), (2, (5, 6, 6))):
+                made = [o for d, o in timed if d == ndim]
+                assert all(o is made[0] and o.shape == shape for o in made)
+        assert rows[0][2] == 1 and rows[1][2] == 5 and rows[0][6] < 1e-10 and rows[1][6] < 1e-10

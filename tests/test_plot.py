@@ -28,6 +28,21 @@ def test_plot_trajectory_png(short_run, tmp_path):
     np.testing.assert_allclose(fig.axes[3].lines[2].get_ydata(), tr.total_energy)
 
 
+def test_plot_torques_a_panel_per_joint(tmp_path):
+    """Measured against predicted torques: one panel per joint, its title the RMS difference."""
+    puma = models.load("puma560")
+    t = np.linspace(0.0, 1.0, 50)
+    measured = np.sin(np.outer(t, np.arange(1, 7)))
+    out = tmp_path / "tau.png"
+    fig = plot.plot_torques(out, puma, t, measured, measured + 0.5, title="fit", labels=("measured", "fitted"))
+    assert out.read_bytes()[:8] == PNG
+    panels = [ax for ax in fig.axes if ax.lines]
+    assert len(panels) == 6 and len(fig.axes) == 6            # 2 columns of 3: none left over
+    assert all(ax.get_title(loc="right") == "RMS error 0.5" for ax in panels)
+    assert [ln.get_label() for ln in panels[0].lines] == ["measured", "fitted"]
+    assert panels[0].get_ylabel().startswith(puma.joint_names[0])
+
+
 def test_skeleton_of_the_2r_arm():
     arm = models.load("planar_2r")
     names = arm.frame_names

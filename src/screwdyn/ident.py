@@ -41,6 +41,7 @@ from .model_params import (
     PARAMETER_NAMES, PINOCCHIO_ORDER, inertial_parameters, parameter_names, parameters_from_pseudo_inertia,
     physical_consistency, pseudo_inertia, with_inertial_parameters,
 )
+from .plot import plot_torques
 
 __all__ = [
     "regressor", "base_parameters", "base_regressor", "BaseParameters", "FourierTrajectory",
@@ -930,33 +931,3 @@ def ident_cli(argv=None) -> int:
                      title=f"{model.name}: identification fit ({est.method.upper()})")
     return 0
 
-
-def plot_torques(path, model: Model, t, tau_measured, tau_predicted, title="", labels=("measured", "predicted")):
-    """Save a figure with one panel per joint: measured and predicted torques against time."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    n = model.n
-    cols = 2 if n > 3 else 1
-    rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 1.9 * rows + 0.6), sharex=True, squeeze=False)
-    for j in range(n):
-        ax = axes[j % rows, j // rows]
-        ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label=labels[0])
-        ax.plot(t, tau_predicted[:, j], lw=1.0, color="C3", label=labels[1])
-        rms = np.sqrt(np.mean((tau_measured[:, j] - tau_predicted[:, j]) ** 2))
-        ax.set_ylabel(f"{model.joint_names[j]}\n[N m]", fontsize=8)
-        ax.set_title(f"RMS error {rms:.3g}", fontsize=8, loc="right")
-        ax.tick_params(labelsize=7)
-    for k in range(n, rows * cols):
-        axes[k % rows, k // rows].axis("off")
-    for ax in axes[-1]:
-        ax.set_xlabel("t [s]")
-    axes[0, 0].legend(fontsize=7, loc="upper left")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

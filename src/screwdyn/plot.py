@@ -1,4 +1,5 @@
-"""Pictures of a simulation: time plots, and the robot as a 3D stick figure (still or animated).
+"""Pictures: time plots of a simulation or of identified torques, and the robot as a 3D stick
+figure (still or animated).
 
 Everything here draws on :class:`matplotlib.figure.Figure` objects with the Agg canvas, never
 through ``pyplot``: it works without a display and does not touch the user's pyplot state.
@@ -6,6 +7,8 @@ The figures display in Jupyter as they are returned.
 
 * :func:`plot_trajectory`: joint positions, velocities, torques and energies against time, in
   one figure.
+* :func:`plot_torques`: measured against predicted (or fitted) joint torques, a panel per joint
+  with the RMS of their difference, for identification (:mod:`screwdyn.ident`).
 * :func:`plot_robot`: the robot at one configuration: a segment from each body's frame origin
   to each child body's origin (the joint frames, from :func:`screwdyn.forward_kinematics`),
   plus segments to the extra frames of the leaf bodies (tool, end-effector).
@@ -20,7 +23,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["plot_trajectory", "plot_robot", "animate", "skeleton"]
+__all__ = ["plot_trajectory", "plot_torques", "plot_robot", "animate", "skeleton"]
 
 
 def _figure(figsize, layout="constrained"):
@@ -75,6 +78,34 @@ def plot_trajectory(traj, path=None, title=None, dpi=120):
     fig.suptitle(title)
     if path is not None:
         fig.savefig(path, dpi=dpi)
+    return fig
+
+
+def plot_torques(path, model, t, tau_measured, tau_predicted, title="", labels=("measured", "predicted"), dpi=110):
+    """One panel per joint: measured and predicted torques ``(N, n)`` against time ``t (N,)``,
+    each panel titled with the RMS of their difference. Saves the figure to ``path`` and
+    returns it."""
+    n = model.n
+    cols = 2 if n > 3 else 1
+    rows = -(-n // cols)
+    fig = _figure((6 * cols, 1.9 * rows + 0.6))
+    axes = fig.subplots(rows, cols, sharex=True, squeeze=False)
+    for j in range(n):
+        ax = axes[j % rows, j // rows]
+        ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label=labels[0])
+        ax.plot(t, tau_predicted[:, j], lw=1.0, color="C3", label=labels[1])
+        rms = np.sqrt(np.mean((tau_measured[:, j] - tau_predicted[:, j]) ** 2))
+        ax.set_ylabel(f"{model.joint_names[j]}\n[N m]", fontsize=8)
+        ax.set_title(f"RMS error {rms:.3g}", fontsize=8, loc="right")
+        ax.tick_params(labelsize=7)
+    for k in range(n, rows * cols):
+        axes[k % rows, k // rows].axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("t [s]")
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    if title:
+        fig.suptitle(title)
+    fig.savefig(path, dpi=dpi)
     return fig
 
 

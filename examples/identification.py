@@ -27,8 +27,10 @@ import warnings
 import numpy as np
 
 import screwdyn
-from screwdyn.ident import base_parameters, excitation_trajectory, ident_cli, identify, plot_torques, write_csv
+from screwdyn.cli import ident_cli
+from screwdyn.ident import base_parameters, excitation_trajectory, identify, write_csv
 from screwdyn.io.urdf import example_robot_data_path, load_urdf
+from screwdyn.plot import plot_torques
 
 
 def main(argv=None):

@@ -176,9 +176,9 @@ def test_derive_lazily(capsys):
 
 def test_identify_and_bench_are_delegated(capsys, monkeypatch):
     import screwdyn.bench
-    import screwdyn.ident
+    import screwdyn.cli
     seen = {}
-    monkeypatch.setattr(screwdyn.ident, "ident_cli", lambda argv: seen.setdefault("identify", argv) and 0)
+    monkeypatch.setattr(screwdyn.cli, "ident_cli", lambda argv: seen.setdefault("identify", argv) and 0)
     monkeypatch.setattr(screwdyn.bench, "main", lambda argv: seen.setdefault("bench", argv) and 0)
     assert main(["identify", "data.csv", "--model", "ur5"]) == 0
     assert main(["bench", "--robots", "panda"]) == 0

@@ -1,6 +1,7 @@
 """Tests of screwdyn.ident: base parameters, excitation trajectories, least-squares estimation
 (noise-free recovery, noise-level residuals, coverage of the reported standard deviations),
-derivatives from positions, the physically consistent estimate, and the CSV/CLI front end.
+derivatives from positions, the physically consistent estimate, and the CSV files and
+the `screwdyn identify` command (:func:`screwdyn.cli.ident_cli`) that reads them.
 
 The robot is the UR5 of example-robot-data (friction added) where available, random trees
 otherwise; data come from inverse dynamics along excitation trajectories (no simulator)."""
@@ -13,10 +14,11 @@ import numpy as np
 import pytest
 
 import screwdyn
+from screwdyn.cli import ident_cli
 from screwdyn.errors import InputError
 from screwdyn.ident import (
-    base_parameters, base_regressor, estimate_derivatives, excitation_trajectory, ident_cli, identify, read_csv,
-    regressor, write_csv,
+    base_parameters, base_regressor, estimate_derivatives, excitation_trajectory, identify, read_csv, regressor,
+    write_csv,
 )
 from screwdyn.inertia import box
 from screwdyn.model_params import inertial_parameters, physical_consistency

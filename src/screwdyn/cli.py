@@ -326,7 +326,8 @@ def ident_cli(argv=None) -> int:
     estimate. ``--json`` saves the results, ``--plot`` a figure of measured against fitted torques.
     Returns the exit status (0 on success, 2 on bad input).
     """
-    from .ident import CSV_FORMAT, identify, read_csv
+    from .ident import identify
+    from .ident.csv_io import CSV_FORMAT, read_csv
     from .plot import plot_torques
 
     parser = argparse.ArgumentParser(prog="screwdyn identify",

@@ -185,3 +185,65 @@ def test_panda_is_franka_description_arm_with_gaz_friction(rng):
     A = np.array([0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489])
     np.testing.assert_allclose(ours.friction, A / 2)
     assert not ours.damping.any() and not ours.armature.any()
+
+
+# ---------------------------------------------------------------------------- model specs
+ONE_LINK = """<?xml version="1.0"?>
+<robot name="one_link">
+  <link name="base"/>
+  <link name="arm"><inertial><origin xyz="0 0 -0.2"/><mass value="1.5"/>
+    <inertia ixx="0.02" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.001"/></inertial></link>
+  <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="5"/></joint>
+</robot>
+"""
+
+
+def test_resolve_a_bundled_name():
+    source = models.resolve("pendulum")
+    assert (source.spec, source.kind, source.path) == ("pendulum", "bundled", models.path("pendulum"))
+    assert models.load(source) is models.load("pendulum")        # the same cached model
+    assert models.resolve("ur5").kind == "bundled"                 # before example-robot-data's ur5
+
+
+def test_resolve_and_load_a_urdf_path(tmp_path):
+    p = tmp_path / "one_link.urdf"
+    p.write_text(ONE_LINK)
+    for spec in (p, str(p)):
+        source = models.resolve(spec)
+        assert (source.kind, source.path) == ("urdf", p)
+    m = models.load(str(p))
+    assert (m.name, m.joint_names, m.mass[0]) == ("one_link", ("shoulder",), 1.5)
+    p.write_text(ONE_LINK.replace('<mass value="1.5"/>', '<mass value="2.5"/>'))
+    assert models.load(p).mass[0] == 2.5                           # a user's file is read again
+
+
+def test_resolve_an_example_robot_data_name():
+    from screwdyn.io.urdf import example_robot_data_path
+
+    try:
+        expected = example_robot_data_path("double_pendulum")
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
+    source = models.resolve("double_pendulum")
+    assert (source.kind, source.path) == ("example-robot-data", expected)
+    assert models.load("double_pendulum").n == 2
+    # kinds narrows and orders the search: example-robot-data's ur5, not the bundled one
+    source = models.resolve("ur5", kinds=("example-robot-data", "urdf"))
+    assert (source.kind, source.path) == ("example-robot-data", example_robot_data_path("ur5"))
+
+
+def test_unknown_model_says_what_was_tried(tmp_path):
+    with pytest.raises(ModelError) as e:
+        models.resolve("no_such_robot")
+    msg = str(e.value)
+    assert msg.startswith("unknown model 'no_such_robot': not a bundled robot (bundled robots are planar_2r, ")
+    assert "; not a URDF file (no such file); not an example-robot-data robot (" in msg
+    assert "\n" not in msg                                          # one line for the command line
+    with pytest.raises(ModelError, match=r"not a URDF file \(a directory\)"):
+        models.load(tmp_path)
+    with pytest.raises(ModelError) as e:
+        models.resolve("no_such_robot", kinds=("bundled",))
+    assert "URDF" not in str(e.value) and "example-robot-data" not in str(e.value)
+    with pytest.raises(ValueError, match="unknown kind 'zip'"):
+        models.resolve("panda", kinds=("zip",))

@@ -25,17 +25,23 @@ The files are plain URDF (any URDF tool reads them). Gear ratios and rotor inert
 URDF format has no place for, are written in ``<transmission>`` elements (the ROS
 ``<mechanicalReduction>`` and a ``<screwdyn:rotor_inertia value=...>`` element, as Drake's
 ``drake:rotor_inertia``); :func:`load` applies them to the model.
+
+Every place that takes a model by name (the ``screwdyn`` commands, :func:`screwdyn.symbolic.derive`,
+the benchmark) reads it with :func:`resolve`: a bundled robot name, else a URDF file, else an
+``example-robot-data`` robot name (:data:`screwdyn.io.EXAMPLE_ROBOTS`). :func:`load` takes the same.
 """
 from __future__ import annotations
 
 import functools
+import os
 import warnings
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["names", "load", "path", "home"]
+__all__ = ["names", "load", "path", "home", "resolve", "ModelSource", "KINDS"]
 
 _NAMES = ("planar_2r", "planar_rp", "pr", "cartesian_ppp", "pendulum", "puma560", "ur5", "panda")
 
@@ -72,21 +78,91 @@ def home(name: str) -> np.ndarray:
     return np.array(_HOME[name], dtype=float)
 
 
-@functools.lru_cache(maxsize=None)
-def load(name: str):
-    """The bundled robot ``name`` as a :class:`~screwdyn.Model` (immutable, so cached).
+# The kinds of model source, in the order :func:`resolve` tries them.
+KINDS = ("bundled", "urdf", "example-robot-data")
 
-    Gravity is ``(0, 0, -9.81)``; transmissions in the file set ``gear_ratio`` and
-    ``rotor_inertia`` (the reflected inertia ``gear_ratio**2 * rotor_inertia`` enters ``M``).
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model spec leads: ``kind`` (one of :data:`KINDS`) and the URDF file ``path``."""
+
+    spec: str
+    kind: str
+    path: Path
+
+
+def resolve(spec, kinds=KINDS) -> ModelSource:
+    """The URDF file that the model spec ``spec`` (a string or path) names, trying ``kinds`` in order:
+
+    ``"bundled"``
+        a bundled robot name (:func:`names`), its file :func:`path`;
+    ``"urdf"``
+        an existing file;
+    ``"example-robot-data"``
+        a robot name of :data:`screwdyn.io.EXAMPLE_ROBOTS`, or a path relative to the package's
+        ``robots`` directory (:func:`screwdyn.io.urdf.example_robot_data_path`).
+
+    Raises :class:`~screwdyn.errors.ModelError` (``unknown model ...``) saying why each kind did
+    not match.
+
+    >>> resolve("pendulum").kind, resolve("pendulum").path.name
+    ('bundled', 'pendulum.urdf')
     """
-    from ..io.urdf import load_urdf
-    from ..inertia import InertiaWarning
+    spec = os.fspath(spec)
+    tried = []
+    for kind in kinds:
+        if kind == "bundled":
+            if spec in _NAMES:
+                return ModelSource(spec, kind, path(spec))
+            tried.append(f"not a bundled robot (bundled robots are {', '.join(_NAMES)})")
+        elif kind == "urdf":
+            p = Path(spec)
+            if p.is_file():
+                return ModelSource(spec, kind, p)
+            tried.append(f"not a URDF file ({'a directory' if p.is_dir() else 'no such file'})")
+        elif kind == "example-robot-data":
+            from ..io.urdf import example_robot_data_path
 
-    p = path(name)
+            try:
+                return ModelSource(spec, kind, example_robot_data_path(spec))
+            except KeyError:
+                tried.append("not an example-robot-data robot (a name of screwdyn.io.EXAMPLE_ROBOTS or a path "
+                             "ending in .urdf under its robots directory)")
+            except FileNotFoundError as e:
+                tried.append(f"not an example-robot-data robot ({e})")
+        else:
+            raise ValueError(f"resolve: unknown kind {kind!r}; kinds are {KINDS}")
+    from ..errors import ModelError
+
+    raise ModelError(f"unknown model {spec!r}: " + "; ".join(tried))
+
+
+def load(spec):
+    """The robot that ``spec`` names (:func:`resolve`), or a :class:`ModelSource` that
+    :func:`resolve` returned, as a :class:`~screwdyn.Model`.
+
+    A bundled robot is cached (models are immutable): gravity ``(0, 0, -9.81)``; transmissions in
+    the file set ``gear_ratio`` and ``rotor_inertia`` (the reflected inertia
+    ``gear_ratio**2 * rotor_inertia`` enters ``M``). Any other file is read by
+    :func:`screwdyn.load_urdf` on each call, its warnings shown.
+    """
+    source = spec if isinstance(spec, ModelSource) else resolve(spec)
+    if source.kind == "bundled":
+        return _load_bundled(source.spec)
+    from ..io.urdf import load_urdf
+
+    return load_urdf(source.path)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_bundled(name: str):
+    from ..inertia import InertiaWarning
+    from ..io.urdf import load_urdf
+
     with warnings.catch_warnings():
         if name in _QUIET_INERTIA:
             warnings.simplefilter("ignore", InertiaWarning)
-        return load_urdf(p)
+        return load_urdf(path(name))
 
 
 def _check(name):

@@ -4,7 +4,8 @@
                              [--functions inverse_dynamics ...] [--markdown]
     screwdyn bench ...
 
-For each robot (example-robot-data URDFs, loaded by both libraries) and function it times
+For each robot (an example-robot-data robot name or a URDF file, :func:`screwdyn.models.resolve`;
+the same file loaded by both libraries) and function it times
 one state from Python (median of interleaved rounds of loops, per call), and batches of states
 (interleaved rounds too, each a loop of ``max(1, 10000 // B)`` calls of ``B`` states) against
 Pinocchio's ``rneaInParallel`` / ``abaInParallel`` (same number of threads) or, where Pinocchio
@@ -64,12 +65,15 @@ class _Robot:
 
         import pinocchio as pin
 
-        from .io.urdf import example_robot_data_path
+        from . import models
 
-        path = str(example_robot_data_path(name))
+        # example-robot-data first: its panda and ur5 are what Pinocchio's users load, not the
+        # bundled robots of the same names
+        source = models.resolve(name, kinds=("example-robot-data", "urdf"))
+        path = str(source.path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.model = screwdyn.load_urdf(path)
+            self.model = models.load(source)
         self.name = name
         self.pm = pin.buildModelFromUrdf(path)
         self.pd = self.pm.createData()
@@ -219,7 +223,8 @@ def machine():
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="screwdyn bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--robots", nargs="+", default=["panda", "ur5", "talos_full_v2"])
+    p.add_argument("--robots", nargs="+", default=["panda", "ur5", "talos_full_v2"],
+                   help="example-robot-data robot names or URDF files (default: panda ur5 talos_full_v2)")
     p.add_argument("--batch", nargs="*", type=int, default=[1000, 100000], help="batch sizes (states)")
     p.add_argument("--repeats", type=int, default=41, help="rounds of single-state timing (batches: a quarter)")
     p.add_argument("--functions", nargs="+", choices=[f[0] for f in _FUNCS], default=None,

@@ -12,8 +12,9 @@
     screwdyn bench                               timings against Pinocchio
 
 MODEL is a bundled robot (``screwdyn.models.names()``), a URDF file, or an example-robot-data
-robot name. Vectors are numbers separated by spaces or commas, ``pi`` allowed
-(``--q 0 -pi/4 0 -3pi/4 0 pi/2 pi/4``); a single number is used for every joint.
+robot name, tried in that order (:func:`screwdyn.models.resolve`). Vectors are numbers separated
+by spaces or commas, ``pi`` allowed (``--q 0 -pi/4 0 -3pi/4 0 pi/2 pi/4``); a single number is
+used for every joint.
 Errors print one line on stderr and exit with status 2; ``--debug`` shows the traceback.
 """
 from __future__ import annotations
@@ -24,11 +25,12 @@ import math
 import re
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "load_model", "parse_vector", "ident_cli"]
+from . import models
+
+__all__ = ["main", "parse_vector", "ident_cli"]
 
 _VECTOR_OPTS = ("--q", "--qd", "--qdd", "--tau", "--q0", "--qd0", "--target", "--kp", "--kd", "--gravity")
 _NUM = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -90,24 +92,6 @@ def _join_vectors(argv):
     return out
 
 
-def load_model(spec: str):
-    """A bundled robot name, a URDF path, or an example-robot-data robot name -> Model."""
-    from . import models
-    from .io import urdf
-
-    if spec in models.names():
-        return models.load(spec)
-    p = Path(spec)
-    if p.suffix.lower() in (".urdf", ".xml") or p.exists():
-        if not p.exists():
-            raise CLIError(f"URDF file {spec!r} does not exist")
-        return urdf.load_urdf(p)
-    if spec in urdf.EXAMPLE_ROBOTS:
-        return urdf.load_urdf(urdf.example_robot_data_path(spec))
-    raise CLIError(f"unknown model {spec!r}: not a bundled robot ({', '.join(models.names())}), "
-                   "an existing URDF file, or an example-robot-data robot name")
-
-
 def _fmt(x, prec=6):
     return np.array2string(np.asarray(x), precision=prec, suppress_small=True, max_line_width=100,
                            floatmode="maxprec")
@@ -127,7 +111,7 @@ def _state(args, model, names=("q", "qd", "qdd")):
 
 # ---------------------------------------------------------------------------- commands
 def cmd_info(args):
-    model = load_model(args.model)
+    model = models.load(args.model)
     if args.json:
         _print_json(dict(
             name=model.name, dof=model.n, total_mass=model.total_mass, gravity=model.gravity.tolist(),
@@ -184,7 +168,7 @@ def _num(x):
 
 def cmd_inverse_dynamics(args):
     import screwdyn
-    model = load_model(args.model)
+    model = models.load(args.model)
     q, qd, qdd = _state(args, model)
     tau = screwdyn.inverse_dynamics(model, q, qd, qdd, friction=args.friction)
     if args.json:
@@ -197,7 +181,7 @@ def cmd_inverse_dynamics(args):
 
 def cmd_forward_dynamics(args):
     import screwdyn
-    model = load_model(args.model)
+    model = models.load(args.model)
     q, qd, tau = _state(args, model, ("q", "qd", "tau"))
     qdd = screwdyn.forward_dynamics(model, q, qd, tau, friction=args.friction, method=args.method)
     if args.json:
@@ -211,7 +195,7 @@ def cmd_forward_dynamics(args):
 
 def cmd_mass_matrix(args):
     import screwdyn
-    model = load_model(args.model)
+    model = models.load(args.model)
     (q,) = _state(args, model, ("q",))
     M = screwdyn.mass_matrix(model, q)
     if args.json:
@@ -236,11 +220,11 @@ def _default_target(model, q0):
 
 def cmd_simulate(args):
     import screwdyn
-    from . import control, models, plot, sim
+    from . import control, plot, sim
     from .trajectory import JointTrajectory
 
     spec = args.model or "panda"
-    model = load_model(spec)
+    model = models.load(spec)
     if args.gravity is not None:
         model = model.with_gravity(parse_vector(args.gravity, 3, "--gravity"))
     if args.q0 is not None:
@@ -307,7 +291,7 @@ def cmd_simulate(args):
 
 
 def cmd_derive(args):
-    model = load_model(args.model)
+    model = models.load(args.model)
     try:
         from .symbolic import derive_text
     except ImportError as e:
@@ -349,13 +333,13 @@ def ident_cli(argv=None) -> int:
     parser.add_argument("--plot", default=None, help="save measured vs fitted torques to this PNG")
     args = parser.parse_args(argv)
     try:
-        model = load_model(args.model)
+        model = models.load(args.model)
         d = read_csv(args.data, model)
         flags = dict(armature=args.armature, viscous=args.friction, coulomb=args.friction)
         est = identify(model, d["q"], d.get("qd"), d.get("qdd"), d["tau"], t=d.get("t"),
                        weights="joint" if args.wls else None, window=args.window, polyorder=args.polyorder,
                        min_speed=args.min_speed, **flags)
-    except (CLIError, ValueError, KeyError, OSError) as e:   # ScrewdynError is a ValueError; bad numbers too
+    except (ValueError, KeyError, OSError) as e:   # ScrewdynError is a ValueError; bad numbers in the CSV too
         print(f"screwdyn identify: error: {e}", file=sys.stderr)
         return 2
     print(f"{model!r}: {est.base.rank} base parameters from {est.q.shape[0]} samples ({est.method.upper()}, "
@@ -393,7 +377,7 @@ def _delegate(module, func, argv, what):
 
 # ---------------------------------------------------------------------------- parser
 def build_parser():
-    from . import models, sim
+    from . import sim
 
     p = argparse.ArgumentParser(
         prog="screwdyn", description="Rigid-body dynamics of robot trees: inverse and forward dynamics, "

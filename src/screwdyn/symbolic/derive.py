@@ -3,7 +3,8 @@
 ``derive_text(model)`` derives ``M(q)``, ``C(q, qd)`` and ``g(q)`` by the Lagrangian route
 (:class:`~screwdyn.symbolic.Dynamics`) and returns them as text (or LaTeX), optionally
 simplified (``trigsimp``) or with common subexpressions pulled out (``cse``).
-``derive(model_or_name)`` does the same for a model, a URDF path or the name of a worked example.
+``derive(model_or_name)`` does the same for a model, the name of a worked example, or a model
+spec of :func:`screwdyn.models.resolve`.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 
 import sympy as sp
 
-from ..errors import InputError
+from ..errors import InputError, ModelError
 from .lagrange import Dynamics, as_symbolic
 from .model import SymbolicModel
 
@@ -19,9 +20,10 @@ __all__ = ["derive", "derive_text", "format_dynamics", "resolve_model"]
 
 
 def resolve_model(model_or_name) -> SymbolicModel:
-    """A :class:`SymbolicModel` from a model or a name, tried in this order: a worked example of
-    :mod:`screwdyn.symbolic.examples` (symbolic parameters), a bundled robot of
-    :mod:`screwdyn.models`, a URDF path, an ``example-robot-data`` robot name (numbers kept)."""
+    """A :class:`SymbolicModel` from a model or a name: a worked example of
+    :mod:`screwdyn.symbolic.examples` (symbolic parameters), else any model spec of
+    :func:`screwdyn.models.resolve` (a bundled robot, a URDF file, an ``example-robot-data``
+    robot; numbers kept)."""
     if not isinstance(model_or_name, (str, os.PathLike)):
         return as_symbolic(model_or_name)
     name = os.fspath(model_or_name)
@@ -30,16 +32,12 @@ def resolve_model(model_or_name) -> SymbolicModel:
     if name in WORKED_EXAMPLES:
         return WORKED_EXAMPLES[name]()[0]
     from .. import models
-    from ..io import urdf
 
-    if name in models.names():
-        return as_symbolic(models.load(name))
-    if name.lower().endswith((".urdf", ".xml")) or os.path.exists(name):
-        return SymbolicModel.from_urdf(name)
-    if name in urdf.EXAMPLE_ROBOTS:
-        return SymbolicModel.from_urdf(urdf.example_robot_data_path(name))
-    raise InputError(f"unknown model {name!r}: not a worked example ({', '.join(sorted(WORKED_EXAMPLES))}), "
-                     f"a bundled robot ({', '.join(models.names())}), a URDF file or an example-robot-data name")
+    try:
+        source = models.resolve(name)
+    except ModelError as e:
+        raise InputError(f"{e}; not a worked example ({', '.join(sorted(WORKED_EXAMPLES))})") from None
+    return as_symbolic(models.load(source))
 
 
 def _dof(n):
@@ -112,5 +110,6 @@ def derive_text(model, latex=False, simplify=False, cse=False) -> str:
 
 
 def derive(model_or_name, latex=False, simplify=False, cse=False) -> str:
-    """:func:`derive_text` for a model, a URDF path or a worked-example name (``"planar_2r"``, ...)."""
+    """:func:`derive_text` for a model, a worked-example name (``"planar_2r"``, ...) or a model spec
+    of :func:`screwdyn.models.resolve` (:func:`resolve_model`)."""
     return derive_text(resolve_model(model_or_name), latex=latex, simplify=simplify, cse=cse)

@@ -179,12 +179,12 @@ def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
         screwdyn.coriolis_matrix(model, Q, QD)
 
 
-def test_batch_of_a_model_too_large_for_lanes_runs_state_by_state(rng):
-    """Beyond ``lanes_fit`` (here 70 bodies) the batch kernel runs one state at a time; the numbers
-    are the same."""
-    from screwdyn.algorithms.coriolis import lanes_fit
+def test_batch_of_a_model_too_large_for_lanes_runs_one_lane(rng):
+    """A model whose LANES lanes of work do not fit the stack (here 70 bodies) runs its batch with
+    one lane at a time; the numbers are the one-state kernel's."""
+    from screwdyn.dynamics import _CORIOLIS
     model = random_model(rng, n=70, fixed=0, branching=0.3)
-    assert not lanes_fit.py_func(model.n) and lanes_fit.py_func(67) and not lanes_fit.py_func(68)
+    assert _CORIOLIS.lanes(model.n) == 1 and _CORIOLIS.lanes(40) == _CORIOLIS.entry.lanes
     Q, QD, _ = random_state(rng, model.n, (3,))
     C = screwdyn.coriolis_matrix(model, Q, QD)
     for k in range(3):

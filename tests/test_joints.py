@@ -24,10 +24,11 @@ def _sincos_many(x):
 
 
 @numba.njit
-def _sincos_lanes(kd, i, q):
+def _poses_lanes(kd, i, q):
     SC = np.empty((2, q.shape[1]))
-    joints.joint_sincos_lanes(kd, i, q, SC, q.shape[1])
-    return SC
+    W = np.empty((12, q.shape[1]))
+    joints.joint_poses(kd, i, q, SC, W, q.shape[1])
+    return SC, W
 
 
 @numba.njit
@@ -78,18 +79,20 @@ def test_beyond_the_limit_the_library_answers():
 
 @pytest.mark.parametrize("m", [1, 5, 16])
 def test_lanes_give_the_numbers_of_one_state(rng, m):
-    """joint_sincos_lanes fills the lanes exactly as joint_pose computes sin and cos for one
-    state, arguments beyond SINCOS_LIMIT included (scaled joints too)."""
-    model = random_model(rng, n=4, fixed=0, prismatic=0.0)
+    """joint_poses fills the lanes exactly as joint_pose computes sin, cos and the pose for one
+    state, arguments beyond SINCOS_LIMIT included (scaled joints too), every joint kind."""
+    model = random_model(rng, n=6, fixed=0, prismatic=0.3, aligned=bool(m % 2))
     kd = model._kd.copy()
     kd[2, joints.JSCALE] = 2.5                  # a screw-list joint with a non-unit axis
     q = rng.uniform(-10, 10, (model.n, m))
     q[1, 0] = 3 * LIMIT
     q[2, m - 1] = -0.6 * LIMIT                  # scaled beyond the limit
     for i in range(model.n):
-        SC = _sincos_lanes(kd, i, q)
-        one = _sincos_many(q[i] * kd[i, joints.JSCALE])
-        np.testing.assert_array_equal(SC, one)
+        SC, W = _poses_lanes(kd, i, q)
+        if kd[i, joints.JTYPE] != joints.PRISMATIC:
+            np.testing.assert_array_equal(SC, _sincos_many(q[i] * kd[i, joints.JSCALE]))
+        for lane in range(m):
+            np.testing.assert_array_equal(W[:, lane], _poses(kd, q[:, lane])[i])
 
 
 def test_joint_pose_against_the_library(rng):

@@ -106,12 +106,12 @@ def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
         screwdyn.inverse_dynamics(model, Q, QD, QDD)
 
 
-def test_batch_of_a_model_too_large_for_lanes_runs_state_by_state(rng):
-    """Beyond ``lanes_fit`` (64 bodies with 32 lanes) the batch kernel runs one state at a time,
-    with and without wrenches; the numbers are the same as the single-state kernel's."""
-    from screwdyn.algorithms.rnea import lanes_fit
-    assert lanes_fit.py_func(64) and not lanes_fit.py_func(65)
+def test_batch_of_a_model_too_large_for_lanes_runs_one_lane(rng):
+    """A model whose LANES lanes of work do not fit the stack (here 66 bodies) runs its batch with
+    one lane at a time; the numbers are the one-state kernel's."""
+    from screwdyn.dynamics import _RNEA
     model = random_model(rng, n=66, fixed=0, branching=0.3)
+    assert _RNEA.lanes(model.n) == 1 and _RNEA.lanes(40) == _RNEA.entry.lanes
     Q, QD, QDD = random_state(rng, model.n, (3,))
     FE = rng.normal(size=(3, model.n, 6))
     tau = screwdyn.inverse_dynamics(model, Q, QD, QDD)

@@ -1,5 +1,7 @@
-"""Work buffers of the kernels (src/screwdyn/algorithms/work.py): a single state takes its buffer
-from the stack, or from the heap above STACK_LIMIT floats; both give the batch kernels' results."""
+"""What every kernel does around its arithmetic (src/screwdyn/algorithms/work.py) and how
+screwdyn.dispatch calls it: one state is the batch of one (the same numbers), work on the stack up to
+STACK_LIMIT floats (beyond: one lane, or a thread with a stack made for the model), the fast paths'
+layouts, and the batch drivers' dynamic scheduling."""
 import numpy as np
 import pytest
 
@@ -8,32 +10,57 @@ from screwdyn.algorithms import work
 from helpers import random_model, random_state
 
 
-@pytest.mark.parametrize("n", [5, 700])
+@pytest.mark.parametrize("n", [5, 70, 700])
 def test_single_state_matches_batch_on_both_sides_of_the_stack_limit(rng, n):
+    """5 bodies: lanes; 70: one lane (LANES lanes of work do not fit the stack); 700: not even one
+    lane of the mass matrix fits, which runs on a thread with a large stack. A state alone and in a
+    batch give the same numbers in each case."""
+    from screwdyn.dynamics import _ABA, _CORIOLIS, _CRBA, _RNEA
+
     model = random_model(rng, n=n, fixed=3, branching=0.3)
-    heap = work.work_size.py_func(model.n) > work.STACK_LIMIT
-    assert heap == (n == 700)
+    expected = {5: (_RNEA.entry.lanes, _CRBA.entry.lanes, _ABA.entry.lanes, _CORIOLIS.entry.lanes),
+                70: (1, 1, 1, 1), 700: (1, 0, 1, 0)}[n]
+    assert tuple(k.lanes(model.n) for k in (_RNEA, _CRBA, _ABA, _CORIOLIS)) == expected
     Q, QD, QDD = random_state(rng, model.n, (2,))
     for f, args in [(screwdyn.inverse_dynamics, (Q, QD, QDD)), (screwdyn.mass_matrix, (Q,)),
                     (screwdyn.forward_dynamics, (Q, QD, QDD)), (screwdyn.coriolis_matrix, (Q, QD))]:
         batch = f(model, *args)
         for k in range(2):
-            single = f(model, *(a[k] for a in args))
-            np.testing.assert_allclose(single, batch[k], rtol=1e-12, atol=1e-12 * np.abs(batch).max(), err_msg=f.__name__)
+            assert np.array_equal(f(model, *(a[k] for a in args)), batch[k]), f.__name__
+
+
+def test_every_kernel_fits_the_stack_up_to_stack_bodies():
+    """work.STACK_BODIES: up to that many bodies one state of every kernel fits STACK_LIMIT (the
+    fast paths rely on it), and one more body does not fit every kernel."""
+    import importlib
+
+    entries = [e for m in ("rnea", "crba", "aba", "coriolis", "ltdl", "energy", "kinematics", "regressor")
+               for e in importlib.import_module(f"screwdyn.algorithms.{m}").ENTRIES.values()]
+    assert all(e.work_floats(work.STACK_BODIES) <= work.STACK_LIMIT for e in entries)
+    assert any(e.work_floats(work.STACK_BODIES + 1) > work.STACK_LIMIT for e in entries)
+
+
+def test_on_large_stack_runs_where_the_calling_thread_could_not():
+    """dispatch.on_large_stack: a function on a thread whose stack takes the given work, its result
+    or its exception handed back."""
+    from screwdyn.dispatch import on_large_stack
+
+    assert on_large_stack(10**6, lambda a, b: a + b, 2, 3) == 5
+    with pytest.raises(ZeroDivisionError):
+        on_large_stack(10, lambda: 1 / 0)
 
 
 def test_fast_path_kernels_run_without_numba_runtime_and_keep_reference_counts(rng):
-    """The single-state fast paths call kernels compiled without numba's reference-counting runtime
-    (work.NO_NRT), whose entry points take arrays without a reference-counted record. Thousands of
-    calls, with and without ``out``, leave every argument's reference count as it was, and the
-    answers equal the general path's (a list input goes there)."""
+    """The one-state entry points are compiled without numba's reference-counting runtime
+    (internals.KERNEL): they take arrays without a reference-counted record. Thousands of calls,
+    with and without ``out``, leave every argument's reference count as it was, and the answers
+    equal the general path's (a list input goes there)."""
     import sys
 
-    from screwdyn.algorithms import aba, coriolis, crba, rnea
+    from screwdyn.algorithms import aba, coriolis, crba, internals, rnea
 
-    assert work.NO_NRT in ({"_nrt": False}, {})   # empty where a numba lacks the option: the runtime stays
-    for kernel in (rnea.rnea_fast, crba.crba_fast, aba.aba_fast, coriolis.coriolis_fast):
-        assert kernel.targetoptions.get("_nrt", True) is not bool(work.NO_NRT), kernel.__name__
+    for kernel in (rnea.rnea_one, crba.crba_one, aba.aba_one, coriolis.coriolis_one, rnea.rnea, aba.aba):
+        assert kernel.targetoptions.get("_nrt", True) is (internals.MODE == "plain"), kernel.__name__
     model = random_model(rng, n=7, fixed=2)
     n = model.n
     q, qd, qdd = random_state(rng, n)
@@ -49,16 +76,6 @@ def test_fast_path_kernels_run_without_numba_runtime_and_keep_reference_counts(r
         assert [sys.getrefcount(x) for x in (model._kd, out) + args] == counts, f.__name__
         assert sys.getrefcount(f(model, *args)) == 2, f.__name__   # a fresh answer that nothing else holds
         assert np.array_equal(out, first) and np.array_equal(f(model, *(list(a) for a in args)), first), f.__name__
-
-
-def test_block_views_alias_the_buffer():
-    w = np.arange(40.0)
-    b2 = work.block2(w, 4, 3, 5)
-    b3 = work.block3(w, 10, 2, 3, 4)
-    np.testing.assert_array_equal(b2, w[4:19].reshape(3, 5))
-    np.testing.assert_array_equal(b3, w[10:34].reshape(2, 3, 4))
-    b2[1, 2] = -1.0
-    assert w[4 + 5 + 2] == -1.0
 
 
 class _Subclass(np.ndarray):
@@ -108,7 +125,7 @@ def test_single_state_inputs_of_any_layout_give_the_same_answer(rng):
 
 def test_batch_inputs_of_any_layout_give_the_same_answer(rng):
     """A ``(B, n)`` batch of float64 states goes to the batch kernels' compiled entry points, which
-    check no layout: the kernels test shapes and strides (``work.rows_of``) and answer NOT_FAST for
+    check no layout: the entry points test shapes and strides (``work.is_rows``) and answer NOT_FAST for
     what the general path must copy. Strided rows or columns, Fortran order, reversed strides,
     read-only arrays, a single row, lists, subclasses, duck arrays and integers all give the answer
     of contiguous float64 input exactly, which is also the general path's (``out=``)."""
@@ -176,7 +193,7 @@ def test_batch_fast_path_reports_bad_states_and_shapes(rng):
 
 
 def test_batch_kernels_follow_numbas_thread_count(rng):
-    """The batch kernels read numba's thread count where they run (``work.thread_chunks``): one
+    """The batch entry points read numba's thread count where they run (``work.units``): one
     thread or all give the same answer bit for bit."""
     import numba
 
@@ -196,34 +213,29 @@ def test_batch_kernels_follow_numbas_thread_count(rng):
 
 
 def test_claims_hand_every_state_to_exactly_one_thread():
-    """work.claim, the lanes drivers' dynamic scheduling: threads taking claim_size states at a
-    time (whole lane groups, at most CLAIM) from a shared atomic counter cover a batch once,
+    """work.units and work.claim, the batch drivers' scheduling: units taking claim_size states at a
+    time (whole lane groups, at most CLAIM; in plain mode a unit per claim) cover a batch once,
     whatever its size, with no state twice."""
-    import numba
     from numba import njit, prange
 
     @njit(parallel=True)
-    def cover(B, units, lanes):
+    def cover(B, lanes):
         hits = np.zeros(B, dtype=np.int64)
-        taken = np.zeros(units, dtype=np.int64)   # states each unit took
-        claimed = np.zeros(1, dtype=np.int64)
-        size = work.claim_size(B, units, lanes)
-        for u in prange(units):
-            while True:
-                start, end = work.claim(claimed, B, size)
-                if start >= end:
-                    break
+        count, size, counter = work.units(B, lanes)
+        taken = np.zeros(max(count, 1), dtype=np.int64)   # states each unit took
+        for u in prange(count):
+            start, end = work.claim(counter, u, B, size)
+            while start < end:
                 taken[u] += end - start
                 for k in range(start, end):
                     hits[k] += 1
-        return hits, taken
+                start, end = work.claim(counter, u, B, size)
+        return hits, taken, size
 
-    units = max(2, numba.get_num_threads())
     for lanes in (8, 32):
         for B in (0, 1, work.CLAIM - 1, work.CLAIM, 1000, 20 * work.CLAIM + 7):
-            size = work.claim_size.py_func(B, min(B, units), lanes)   # as the kernels call it: B = 0 has no units
+            hits, taken, size = cover(B, lanes)
             assert size % lanes == 0 and lanes <= size <= max(lanes, work.CLAIM)
-            hits, taken = cover(B, units, lanes)
             assert hits.shape == (B,) and np.all(hits == 1), (B, lanes)
             assert taken.sum() == B, (B, lanes, taken)
             assert np.count_nonzero(taken % size) <= 1, (B, lanes, taken)   # whole claims, but the last

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .algorithms.work import STACK_BODIES
 from .algorithms.layout import (
     ARMAT, AXIS, AXISK, GRAVITY, IORG, JSCALE, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
 )
@@ -104,7 +105,11 @@ class Model:
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError("gravity has a NaN or inf entry")
         object.__setattr__(self, "_kd", self._pack())
-        object.__setattr__(self, "_nn", (n, n))   # the shape of M and C (the fast paths in dynamics)
+        object.__setattr__(self, "_shape", (n,))   # shapes and zeros the public functions pass on
+        object.__setattr__(self, "_nn", (n, n))
+        object.__setattr__(self, "_zero", np.zeros(n))
+        object.__setattr__(self, "_stack_fits", n <= STACK_BODIES)   # see screwdyn.dispatch.call
+        object.__setattr__(self, "_derived", {})  # what screwdyn.dispatch works out once per model
         object.__setattr__(self, "_frame_index", {f: k for k, f in enumerate(self.frame_names)})
         object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
 

@@ -1,50 +1,30 @@
-"""Compiled kernels (numba). One algorithm per file; shared pieces in layout, joints,
-spatial_kernels and inertia_kernels.
+"""The compiled kernels (numba): one algorithm per file, its equations above the code.
 
-numba's on-disk cache (``cache=True``) stamps a kernel with the hash of its own source file
-only, so a change to a shared file it inlines (``joints.py``, ``layout.py``, ...) would leave
-stale machine code that silently computes with the old definitions. Before any kernel is
-decorated, this module makes the stamp of every kernel in this folder also carry a hash of all
-the folder's sources: any edit recompiles every kernel. Other packages' caches are untouched.
+=================  ==========================================================================
+module             contents
+=================  ==========================================================================
+``rnea``           inverse dynamics (RNEA)
+``crba``           the mass matrix (CRBA)
+``aba``            forward dynamics (ABA)
+``coriolis``       the Coriolis matrix of the Christoffel symbols
+``ltdl``           ``M = L^T D L``: forward dynamics by CRBA and the inverse mass matrix
+``energy``         energies, centre of mass, momentum
+``kinematics``     poses, Jacobians, ``Jdot qd``
+``regressor``      the joint-torque regressor ``Y`` with ``tau = Y pi``
+``joints``         the joint interface (the only code that branches on the joint type)
+``spatial_kernels`` / ``inertia_kernels``   spatial algebra and inertias in plain numbers
+``layout``         the packed model array the kernels read
+``work``           lanes, work arrays, status, scheduling: what every kernel does around its arithmetic
+``status``         the status codes
+``internals``      what is taken from numba beyond its documented API, with a plain fallback
+``entries``        each kernel's compiled entry points and their contract, for ``screwdyn.dispatch``
+=================  ==========================================================================
+
+Each algorithm's arithmetic is written once, as a kernel over a range of states (:mod:`.work`):
+a single state and a batch run the same compiled code.
 """
-import hashlib
 import os
-import warnings
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from .internals import install_cache_stamp
 
-
-def _sources_digest() -> bytes:
-    h = hashlib.sha256()
-    for name in sorted(os.listdir(_HERE)):
-        if name.endswith(".py"):
-            with open(os.path.join(_HERE, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read())
-    return h.digest()
-
-
-def _install_cache_stamp():
-    try:
-        from numba.core import caching
-        impl = caching.CacheImpl
-        classes = impl._locator_classes
-    except (ImportError, AttributeError):  # pragma: no cover - numba internals moved
-        warnings.warn("screwdyn: cannot extend numba's cache stamp; after editing a shared kernel file, "
-                      "clear numba's cache by hand", RuntimeWarning)
-        return
-    if any(getattr(c, "_screwdyn_stamp", False) for c in classes):
-        return
-    digest = _sources_digest()
-
-    def wrap(base):
-        def get_source_stamp(self):
-            stamp = base.get_source_stamp(self)
-            path = os.path.abspath(getattr(self, "_py_file", ""))
-            return (stamp, digest) if os.path.dirname(path) == _HERE else stamp
-        return type(base.__name__, (base,), {"get_source_stamp": get_source_stamp, "_screwdyn_stamp": True,
-                                             "__module__": base.__module__})
-
-    impl._locator_classes = [wrap(c) for c in classes]
-
-
-_install_cache_stamp()
+install_cache_stamp(os.path.dirname(os.path.abspath(__file__)))   # before any kernel is decorated

@@ -1,91 +1,105 @@
-"""Energies, centre of mass and spatial momentum of the whole tree, in one forward pass.
+"""Energies, centre of mass and spatial momentum of the whole tree, in one forward pass
+(docs/theory.md §11).
 
-With body twists ``V_i`` in body frames (as in :mod:`.rnea`) and world poses
-``T_{0,i} = (R_i, p_i)``::
+With body twists ``V_i`` in body frames (RNEA's forward pass, :func:`.rnea.body_motion`) and
+world poses ``T_{0,i} = (R_i, p_i)`` (:func:`.kinematics.world_poses`)::
 
-    KE  = 1/2 sum_i V_i^T G_i V_i + 1/2 sum_i armature_i qd_i^2   (= 1/2 qd^T M qd, note 004)
+    KE  = 1/2 sum_i V_i^T G_i V_i + 1/2 sum_i armature_i qd_i^2   (= 1/2 qd^T M qd)
     mc  = sum_i (m_i p_i + R_i h_i)                             (first moment, h_i = m_i c_i)
-    U   = -g^T mc = -sum_i m_i g^T c_i^0                        (note 004; Pinocchio's convention)
+    U   = -g^T mc = -sum_i m_i g^T c_i^0                        (Pinocchio's convention)
     P   = sum_i [Ad_{T_{i,0}}]^T G_i V_i                        (momentum (angular, linear) about {0}'s origin)
 
-The rotor kinetic energy ``1/2 n_r^2 I_m qd^2`` is in ``KE`` (as in Pinocchio's
-``computeKineticEnergy``) but not in the momentum ``P`` (the rotors are modelled by their
-reflected inertia only, with no spin axis in space).
-
-Output ``out (11,)``: ``KE, U, mc (3), P (6)``.
+The rotors' kinetic energy ``1/2 armature qd^2`` is in ``KE`` (as in Pinocchio's
+``computeKineticEnergy``) but not in the momentum ``P`` (a rotor is modelled by its reflected
+inertia only, with no spin axis in space). Output per state: ``KE, U, mc (3), P (6)``.
 """
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import inertia10_times
-from .joints import motion_subspace
+from .inertia_kernels import body_inertia, inertia_apply
+from .internals import CACHED, HELPER, KERNEL, dot3, dot6, stack, window
+from .joints import joint_pose, joint_screw
 from .kinematics import world_poses
 from .layout import ARMAT, GRAVITY, MASS, MCOM, PARENT
-from .rnea import nonfinite_code
-from .spatial_kernels import twist_to_child, wrench_to_parent
-from .work import thread_chunks
+from .rnea import body_motion
+from .spatial_kernels import wrench_to_parent
+from .entry import Entry
+from .status import Status
+from .work import check, claim, get6, get12, is_rows, is_vector, one_state, put, row, units
+
+OUTPUTS = 11   # KE, U, mc (3), P (6)
 
 
-@njit(cache=True)
-def energy_state(kd, q, qd, out, R, p, Rw, pw, S, V, h):
-    """One state into ``out (11,)``. Work: ``S, h (6,)``, ``V (n+1, 6)``."""
+@njit(**HELPER)
+def per_lane(n):
+    """Floats of work one state takes for ``n`` bodies."""
+    return 18 * (n + 1) + 12
+
+
+@njit(**KERNEL)
+def energy(kd, q, qd, out, status, k0, k1):
+    """States ``k0 <= k < k1`` of ``q, qd (B, n)``: ``out[k] (11,)`` as in the module docstring."""
     n = kd.shape[0] - 1
-    for c in range(11):
-        out[c] = 0.0
-    for c in range(6):
-        V[n, c] = 0.0
-    world_poses(kd, q, R, p, Rw, pw)
-    for i in range(n):
-        par = int(kd[i, PARENT])
-        motion_subspace(kd, i, S)
-        twist_to_child(R[i], p[i], V[par], V[i])
+    Tw = stack((n + 1, 12, 1))
+    V = stack((n + 1, 6, 1))
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for k in range(k0, k1):
+        status[k] = Status.OK
+        check(status, k, Status.NONFINITE, q[k])
+        check(status, k, Status.NONFINITE + 1, qd[k])
+        if status[k]:
+            continue
+        world_poses(kd, q[k], Tw)
+        put(V[n], 0, zero)
+        ke, mc0, mc1, mc2 = 0.0, 0.0, 0.0, 0.0
+        P = zero
+        for i in range(n):
+            I = body_inertia(kd, i)
+            Vi, _ = body_motion(joint_pose(kd, i, q[k, i]), joint_screw(kd, i), qd[k, i], 0.0,
+                                get6(V[int(kd[i, PARENT])], 0), zero)
+            put(V[i], 0, Vi)
+            h = inertia_apply(I, Vi)                                   # h = G_i V_i
+            ke += 0.5 * (dot6(Vi[0], Vi[1], Vi[2], Vi[3], Vi[4], Vi[5], h[0], h[1], h[2], h[3], h[4], h[5])
+                         + kd[i, ARMAT] * qd[k, i] * qd[k, i])
+            T = get12(Tw[i], 0)
+            m = kd[i, MASS]                                            # mc += m p_i + R_i h_i
+            mc0 += m * T[9] + dot3(T[0], T[1], T[2], kd[i, MCOM], kd[i, MCOM + 1], kd[i, MCOM + 2])
+            mc1 += m * T[10] + dot3(T[3], T[4], T[5], kd[i, MCOM], kd[i, MCOM + 1], kd[i, MCOM + 2])
+            mc2 += m * T[11] + dot3(T[6], T[7], T[8], kd[i, MCOM], kd[i, MCOM + 1], kd[i, MCOM + 2])
+            p = wrench_to_parent(T, h)                                 # P += Ad_{T_i0}^T G_i V_i
+            P = (P[0] + p[0], P[1] + p[1], P[2] + p[2], P[3] + p[3], P[4] + p[4], P[5] + p[5])
+        out[k, 0] = ke
+        out[k, 1] = -(kd[n, GRAVITY] * mc0 + kd[n, GRAVITY + 1] * mc1 + kd[n, GRAVITY + 2] * mc2)
+        out[k, 2], out[k, 3], out[k, 4] = mc0, mc1, mc2
         for c in range(6):
-            V[i, c] += S[c] * qd[i]
-        inertia10_times(kd[i, MASS:MASS + 10], V[i], h)          # h = G_i V_i
-        ke = kd[i, ARMAT] * qd[i] * qd[i]
-        for c in range(6):
-            ke += V[i, c] * h[c]
-        out[0] += 0.5 * ke
-        m = kd[i, MASS]
-        for a in range(3):                                        # mc += m p_i + R_i h_i
-            out[2 + a] += m * pw[i, a] + Rw[i, a, 0] * kd[i, MCOM] + Rw[i, a, 1] * kd[i, MCOM + 1] \
-                + Rw[i, a, 2] * kd[i, MCOM + 2]
-        wrench_to_parent(Rw[i], pw[i], h, out[5:])              # P += Ad_{T_i0}^T G_i V_i
-    out[1] = -(kd[n, GRAVITY] * out[2] + kd[n, GRAVITY + 1] * out[3] + kd[n, GRAVITY + 2] * out[4])
+            out[k, 5 + c] = P[c]
 
 
-@njit(cache=True)
-def _work(n):
-    w = np.empty(12 * n + 12 * (n + 1) + 6 * (n + 1) + 12)
-    R = w[:9 * n].reshape((n, 3, 3))
-    p = w[9 * n:12 * n].reshape((n, 3))
-    o = 12 * n
-    Rw = w[o:o + 9 * (n + 1)].reshape((n + 1, 3, 3))
-    pw = w[o + 9 * (n + 1):o + 12 * (n + 1)].reshape((n + 1, 3))
-    o += 12 * (n + 1)
-    V = w[o:o + 6 * (n + 1)].reshape((n + 1, 6))
-    o += 6 * (n + 1)
-    return R, p, Rw, pw, w[o:o + 6], V, w[o + 6:o + 12]
+@njit(**KERNEL)
+def energy_one(kd, q, qd, out):
+    """One state: :func:`energy` on it as a batch of one."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, n) and is_vector(qd, n) and out.shape[0] == OUTPUTS):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    k0, k1 = one_state(status)
+    energy(kd, row(q), row(qd), window(out, 0, (1, OUTPUTS)), status, k0, k1)
+    return status[0]
 
 
-@njit(cache=True)
-def energy(kd, q, qd, out):
-    """One state; returns 0, or 1/2 (NaN or inf in q/qd)."""
-    code = nonfinite_code(q, qd)
-    if code:
-        return code
-    R, p, Rw, pw, S, V, h = _work(kd.shape[0] - 1)
-    energy_state(kd, q, qd, out, R, p, Rw, pw, S, V, h)
+@njit(cache=CACHED, parallel=True)
+def energy_batch(kd, q, qd, out, status):
+    """States ``q, qd (B, n)`` over numba's threads."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    if not (is_rows(q, B, n) and is_rows(qd, B, n)):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            energy(kd, q, qd, out, status, start, end)
+            start, end = claim(counter, u, B, size)
     return 0
 
 
-@njit(cache=True, parallel=True)
-def energy_batch(kd, q, qd, out, status):
-    B = q.shape[0]
-    chunks = thread_chunks(B)
-    for ch in prange(chunks):
-        R, p, Rw, pw, S, V, h = _work(kd.shape[0] - 1)
-        for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            status[k] = nonfinite_code(q[k], qd[k])
-            if status[k] == 0:
-                energy_state(kd, q[k], qd[k], out[k], R, p, Rw, pw, S, V, h)
+ENTRIES = {"energy": Entry("energies and momentum", energy_one, energy_batch, ("q", "qd"), (1,), per_lane)}

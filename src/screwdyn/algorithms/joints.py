@@ -1,28 +1,26 @@
 """The joint interface: the only code in screwdyn that branches on the joint type.
 
-A joint ``i`` joins body ``p(i)`` to body ``i``. Body ``i``'s frame sits on the joint axis,
-so the joint's screw axis in that frame is (notes 000 and 001, ``A_i``)::
+A joint ``i`` joins body ``p(i)`` to body ``i``. Body ``i``'s frame sits on the joint axis, so the
+joint's screw axis in that frame is (docs/theory.md §4)::
 
     revolute   S_i = s (a, 0)        prismatic   S_i = s (0, a)
 
 with ``a`` a unit axis and ``s`` the joint scale (1 unless a screw list gives a non-unit axis),
-
 and the pose of body ``i`` in its parent is ``T_{p(i),i}(q_i) = T_{p(i),i}(0) exp([S_i] q_i)``.
 
-Two functions make the interface, in the style of Featherstone's ``jcalc``:
-:func:`joint_pose` gives ``T_{p(i),i}(q_i)`` and :func:`joint_screw` gives ``S_i``, both as
-tuples of plain numbers; :func:`joint_transform` and :func:`motion_subspace` write the same into
-arrays. All are numba ``njit`` functions inlined into the algorithm kernels. The sine and cosine
-of a revolute joint are polynomials (:func:`sincos`), so that the kernels that run many states side
-by side compute them in one vectorised loop (:func:`joint_sincos_lanes`), then the poses in one
-loop per joint kind (:func:`joint_poses_lanes`), and get the same numbers as one state does.
+As Featherstone's ``jcalc``: :func:`joint_pose` gives ``T_{p(i),i}(q_i)`` and :func:`joint_screw`
+gives ``S_i``, as tuples of plain numbers (twelve: ``R`` row-major, then ``p``; six), which the
+compiler keeps in registers. :func:`joint_poses` gives the poses of many states side by side
+(lanes): their sines and cosines in one loop without branches, then one loop per joint kind with
+the kind a constant; sine and cosine are polynomials (:func:`sincos`) so that the loop vectorises
+and gives one state's numbers exactly.
 """
 import math
 
 import numpy as np
 from numba import njit
 
-from .fma import fma
+from .internals import HELPER, fma
 from .layout import AXIS, AXISK, JSCALE, JTYPE, POS, PRISMATIC, ROT
 
 
@@ -40,7 +38,7 @@ SINCOS_LIMIT = 1.0e8
 PRISMATIC_JOINT, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z, REVOLUTE_AXIS = 0, 1, 2, 3, 4
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
 def sincos_reduced(x):
     """``(sin x, cos x)`` for ``|x| <= SINCOS_LIMIT``, without a branch or a call."""
     j = np.floor(fma(x, _TWO_OVER_PI, 0.5))              # x = j pi/2 + r, |r| <= pi/4
@@ -60,7 +58,7 @@ def sincos_reduced(x):
     return sin, cos
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
 def sincos(x):
     """``(sin x, cos x)``: :func:`sincos_reduced`, or the library's beyond ``SINCOS_LIMIT``."""
     if abs(x) > SINCOS_LIMIT:
@@ -68,47 +66,41 @@ def sincos(x):
     return sincos_reduced(x)
 
 
-@njit(cache=True, inline="always")
-def joint_sincos_lanes(kd, i, q, SC, m):
-    """``SC[0, l], SC[1, l] = sin, cos(s q[i, l])`` for the lanes ``l < m`` (states side by side),
-    exactly as :func:`joint_pose` computes them for one state: one loop without branches, which
-    vectorises, then the rare arguments beyond ``SINCOS_LIMIT`` again with the library's."""
-    scale = kd[i, JSCALE]
+@njit(**HELPER)
+def _poses_of_kind(kd, i, Q, SC, W, m, kind):
     for l in range(m):
-        SC[0, l], SC[1, l] = sincos_reduced(q[i, l] * scale)
-    for l in range(m):
-        x = q[i, l] * scale
-        if abs(x) > SINCOS_LIMIT:
-            SC[0, l], SC[1, l] = math.sin(x), math.cos(x)
-
-
-@njit(cache=True, inline="always")
-def _poses_of_kind_lanes(kd, i, q, SC, W, m, kind):
-    for l in range(m):
-        T = joint_pose_of_kind(kd, i, q[i, l], SC[0, l], SC[1, l], kind)
+        T = joint_pose_of_kind(kd, i, Q[i, l], SC[0, l], SC[1, l], kind)
         for c in range(12):
             W[c, l] = T[c]
 
 
-@njit(cache=True, inline="always")
-def joint_poses_lanes(kd, i, q, SC, W, m):
-    """``W[:, l] = T_{p,i}`` (twelve numbers) of the lanes ``l < m`` from ``q[i, l]`` and their
-    sines and cosines ``SC`` (:func:`joint_sincos_lanes`): one loop per joint kind, each with the
-    kind a constant, so that the loop has no branch and vectorises."""
+@njit(**HELPER)
+def joint_poses(kd, i, Q, SC, W, m):
+    """``W[:, l] = T_{p,i}(Q[i, l])`` (twelve numbers) for the lanes ``l < m``, exactly as
+    :func:`joint_pose` gives each: ``SC (2, L)`` takes the sines and cosines, computed in one loop
+    without branches (the rare arguments beyond ``SINCOS_LIMIT`` again with the library's), then
+    the poses in a loop with the joint kind a constant."""
+    scale = kd[i, JSCALE]
+    for l in range(m):
+        SC[0, l], SC[1, l] = sincos_reduced(Q[i, l] * scale)
+    for l in range(m):
+        x = Q[i, l] * scale
+        if abs(x) > SINCOS_LIMIT:
+            SC[0, l], SC[1, l] = math.sin(x), math.cos(x)
     kind = joint_kind(kd, i)
     if kind == PRISMATIC_JOINT:
-        _poses_of_kind_lanes(kd, i, q, SC, W, m, PRISMATIC_JOINT)
+        _poses_of_kind(kd, i, Q, SC, W, m, PRISMATIC_JOINT)
     elif kind == REVOLUTE_X:
-        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_X)
+        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_X)
     elif kind == REVOLUTE_Y:
-        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_Y)
+        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_Y)
     elif kind == REVOLUTE_Z:
-        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_Z)
+        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_Z)
     else:
-        _poses_of_kind_lanes(kd, i, q, SC, W, m, REVOLUTE_AXIS)
+        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_AXIS)
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
 def joint_pose(kd, i, qi):
     """``T_{p(i),i}(q_i) = (R, p)`` as twelve numbers ``(R00, R01, R02, R10, .., R22, p0, p1, p2)``
     (plain values, which the compiler keeps in registers).
@@ -124,7 +116,7 @@ def joint_pose(kd, i, qi):
 
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
 def joint_kind(kd, i):
     """The kind of joint ``i``: prismatic, revolute about the x, y or z axis of its frame, or
     revolute about another axis."""
@@ -134,7 +126,7 @@ def joint_kind(kd, i):
     return REVOLUTE_X if k == 1.0 else (REVOLUTE_Y if k == 2.0 else (REVOLUTE_Z if k == 3.0 else REVOLUTE_AXIS))
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
 def joint_pose_of_kind(kd, i, qi, s, c, kind):
     """:func:`joint_pose` for a joint of the given :func:`joint_kind`, given ``s = sin(s q_i)`` and
     ``c = cos(s q_i)`` (a revolute joint; a prismatic joint uses ``q_i``). A kernel that calls it in
@@ -182,7 +174,7 @@ def joint_pose_of_kind(kd, i, qi, s, c, kind):
             p0, p1, p2)
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
 def joint_screw(kd, i):
     """The joint's screw axis in body ``i``'s frame as six numbers: ``s (a, 0)`` or ``s (0, a)``."""
     s = kd[i, JSCALE]
@@ -192,22 +184,3 @@ def joint_screw(kd, i):
     if kd[i, JTYPE] == PRISMATIC:
         return 0.0, 0.0, 0.0, a0, a1, a2
     return a0, a1, a2, 0.0, 0.0, 0.0
-
-
-@njit(cache=True, inline="always")
-def joint_transform(kd, i, qi, R, p):
-    """Write ``T_{p(i),i}(q_i)`` of :func:`joint_pose` into ``R (3, 3)`` and ``p (3,)``."""
-    T = joint_pose(kd, i, qi)
-    for r in range(3):
-        R[r, 0] = T[3 * r]
-        R[r, 1] = T[3 * r + 1]
-        R[r, 2] = T[3 * r + 2]
-        p[r] = T[9 + r]
-
-
-@njit(cache=True, inline="always")
-def motion_subspace(kd, i, S):
-    """Write the screw axis of :func:`joint_screw` into ``S (6,)``."""
-    s = joint_screw(kd, i)
-    for r in range(6):
-        S[r] = s[r]

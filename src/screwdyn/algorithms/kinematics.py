@@ -1,247 +1,249 @@
-"""Forward kinematics, frame Jacobians and the bias term ``Jdot qd``.
+"""Forward kinematics, frame Jacobians and the bias term ``Jdot qd`` (docs/theory.md §5).
 
-Body poses in the base frame ``{0}``, forward (note 001's product of exponentials on a tree)::
+Body poses in the base frame, forward (the product of exponentials on a tree)::
 
     T_{0,i} = T_{0,p(i)} T_{p(i),i}(q_i),     T_{0,base} = 1
 
 A frame ``f`` rides on body ``b`` at the constant pose ``T_{b,f}``: ``T_{0,f} = T_{0,b} T_{b,f}``.
 
-Jacobians of frame ``f`` (``(omega, v)`` rows; column ``j`` nonzero only for the joints ``j``
-on the path from the base to ``b``), three references::
+Jacobians of frame ``f`` (``(omega, v)`` rows; column ``j`` nonzero only for the joints ``j`` on
+the path from the base to ``b``), three references::
 
-    space          J_s[:, j] = [Ad_{T_{0,j}}] S_j          (Modern Robotics J_s: V_s = J_s qd)
-    body           J_b = [Ad_{T_{f,0}}] J_s                 (J_b: the twist of {f} in {f})
-    world_aligned  J_w = (omega_s, v_s + omega_s x p_f)     ({f}'s origin velocity, base axes;
+    space          J_s[:, j] = [Ad_{T_{0,j}}] S_j          (Modern Robotics' J_s: V_s = J_s qd)
+    body           J_b = [Ad_{T_{f,0}}] J_s                 (the twist of {f} in {f})
+    world_aligned  J_w = (omega_s, v_s + omega_s x p_f)     ({f}'s origin velocity in base axes;
                                                             Pinocchio's LOCAL_WORLD_ALIGNED)
 
-``Jdot qd`` is ``d/dt (J qd)`` at ``qdd = 0``. From a forward pass with ``qdd = 0`` and no gravity,
-``V_i = X_i V_p + S_i qd_i``, ``A_i = X_i A_p + [ad_{V_i}] S_i qd_i`` (the twist and its rate in
-body ``i``'s frame, as in RNEA), and then for the frame (``T_{b,f}`` constant)::
+``Jdot qd`` is ``d/dt (J qd)`` at ``qdd = 0``: RNEA's forward pass (:func:`.rnea.body_motion`)
+with ``qdd = 0`` and no gravity gives each body's twist ``V_i`` and its rate ``A_i`` in its own
+frame, and then for the frame (``T_{b,f}`` constant)::
 
     V_f = [Ad_{T_{f,b}}] V_b,   A_f = [Ad_{T_{f,b}}] A_b
     body           Jdot_b qd = A_f
     space          Jdot_s qd = [Ad_{T_{0,f}}] A_f
     world_aligned  Jdot_w qd = (R_0f omega_dot_f, R_0f (v_dot_f + omega_f x v_f))
-                   (the classical acceleration of {f}'s origin, Pinocchio's classical acceleration)
+                   (the classical acceleration of {f}'s origin)
+
+The kernels take one state at a time (:mod:`.work`): the world poses in a work array, then the
+frame's quantities.
 """
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import pose_to_world, twist_to_world
-from .joints import joint_transform, motion_subspace
+from .internals import CACHED, HELPER, KERNEL, stack, window
+from .joints import joint_pose, joint_screw
 from .layout import PARENT
-from .rnea import nonfinite_code
-from .spatial_kernels import bracket_add, twist_to_child
-from .work import thread_chunks
+from .rnea import body_motion
+from .spatial_kernels import compose, cross, rotate6, translate_twist, twist_to_child, twist_to_world
+from .entry import I64, Entry, array
+from .status import Status
+from .work import check, claim, get12, is_rows, is_vector, one_state, put, row, units
 
 SPACE = 0
 BODY = 1
 WORLD_ALIGNED = 2
 
 
-@njit(cache=True, inline="always")
-def world_poses(kd, q, R, p, Rw, pw):
-    """``T_{0,i} = (Rw[i], pw[i])`` for every body; row ``n`` (index -1) is the base, ``1``."""
+@njit(**HELPER)
+def per_lane(n):
+    """Floats of work one state takes for ``n`` bodies."""
+    return 24 * (n + 1) + 12
+
+
+@njit(**HELPER)
+def pose12(T):
+    """The twelve numbers of a 4x4 homogeneous matrix."""
+    return (T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2], T[2, 0], T[2, 1], T[2, 2], T[0, 3], T[1, 3],
+            T[2, 3])
+
+
+@njit(**HELPER)
+def world_poses(kd, q, Tw):
+    """``T_{0,i}`` of every body into ``Tw (n + 1, 12, 1)``; row ``n`` (the parent index -1) is the base."""
     n = kd.shape[0] - 1
-    for a in range(3):
-        for b in range(3):
-            Rw[n, a, b] = 1.0 if a == b else 0.0
-        pw[n, a] = 0.0
+    put(Tw[n], 0, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0))
     for i in range(n):
-        joint_transform(kd, i, q[i], R[i], p[i])
-        pose_to_world(Rw[int(kd[i, PARENT])], pw[int(kd[i, PARENT])], R[i], p[i], Rw[i], pw[i])
+        put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), joint_pose(kd, i, q[i])))
 
 
-@njit(cache=True, inline="always")
-def frame_in_world(Rw, pw, Tbf, Rf, pf):
-    """``T_{0,f} = T_{0,b} T_{b,f}`` into ``Rf (3,3)``, ``pf (3,)``."""
-    for a in range(3):
-        for b in range(3):
-            Rf[a, b] = Rw[a, 0] * Tbf[0, b] + Rw[a, 1] * Tbf[1, b] + Rw[a, 2] * Tbf[2, b]
-        pf[a] = Rw[a, 0] * Tbf[0, 3] + Rw[a, 1] * Tbf[1, 3] + Rw[a, 2] * Tbf[2, 3] + pw[a]
-
-
-@njit(cache=True)
-def poses_state(kd, q, fbody, fpose, out, R, p, Rw, pw):
-    """Poses ``T_{0,f}`` of frames given by ``fbody (k,)`` and ``fpose (k, 4, 4)`` into ``out (k, 4, 4)``."""
-    world_poses(kd, q, R, p, Rw, pw)
-    for f in range(fbody.shape[0]):
-        b = fbody[f]
-        frame_in_world(Rw[b], pw[b], fpose[f], out[f, :3, :3], out[f, :3, 3])
-        out[f, 3, 0] = 0.0
-        out[f, 3, 1] = 0.0
-        out[f, 3, 2] = 0.0
-        out[f, 3, 3] = 1.0
-
-
-@njit(cache=True)
-def _pose_work(n):
-    w = np.empty(12 * n + 12 * (n + 1))
-    return (w[:9 * n].reshape((n, 3, 3)), w[9 * n:12 * n].reshape((n, 3)),
-            w[12 * n:12 * n + 9 * (n + 1)].reshape((n + 1, 3, 3)), w[12 * n + 9 * (n + 1):].reshape((n + 1, 3)))
-
-
-@njit(cache=True)
-def poses(kd, q, fbody, fpose, out):
-    """One state; returns 0 or 1 (NaN or inf in ``q``)."""
-    code = nonfinite_code(q)
-    if code:
-        return code
-    R, p, Rw, pw = _pose_work(kd.shape[0] - 1)
-    poses_state(kd, q, fbody, fpose, out, R, p, Rw, pw)
-    return 0
-
-
-@njit(cache=True, parallel=True)
-def poses_batch(kd, q, fbody, fpose, out, status):
-    B = q.shape[0]
-    chunks = thread_chunks(B)
-    for ch in prange(chunks):
-        R, p, Rw, pw = _pose_work(kd.shape[0] - 1)
-        for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            status[k] = nonfinite_code(q[k])
-            if status[k] == 0:
-                poses_state(kd, q[k], fbody, fpose, out[k], R, p, Rw, pw)
-
-
-@njit(cache=True, inline="always")
-def change_reference(ref, Rf, pf, col):
-    """A space-frame twist ``col`` re-expressed for reference ``ref`` (in place)."""
-    if ref == SPACE:
-        return
-    w0, w1, w2 = col[0], col[1], col[2]
-    u0 = col[3] + w1 * pf[2] - w2 * pf[1]       # v + w x p_f: velocity of the point p_f
-    u1 = col[4] + w2 * pf[0] - w0 * pf[2]
-    u2 = col[5] + w0 * pf[1] - w1 * pf[0]
+@njit(**HELPER)
+def in_reference(ref, Tf, V):
+    """A twist ``V`` of the space frame, for reference ``ref`` at the frame ``T_{0,f} = Tf``."""
     if ref == BODY:
-        for c in range(3):
-            col[c] = Rf[0, c] * w0 + Rf[1, c] * w1 + Rf[2, c] * w2
-            col[3 + c] = Rf[0, c] * u0 + Rf[1, c] * u1 + Rf[2, c] * u2
-    else:
-        col[3] = u0
-        col[4] = u1
-        col[5] = u2
+        return twist_to_child(Tf, V)             # [Ad_{T_{f,0}}] V
+    if ref == WORLD_ALIGNED:
+        return translate_twist((Tf[9], Tf[10], Tf[11]), V)   # (w, v + w x p_f)
+    return V
 
 
-@njit(cache=True)
-def jacobian_state(kd, q, body, Tbf, ref, J, R, p, Rw, pw, S, Rf, pf):
-    """Jacobian ``J (6, n)`` of the frame at ``Tbf`` on ``body`` (-1: the base) for ``ref``."""
+@njit(**KERNEL)
+def poses(kd, q, fbody, fpose, out, status, k0, k1):
+    """States ``k0 <= k < k1`` of ``q (B, n)``: poses ``T_{0,f}`` of the frames ``fbody (k,)`` at
+    ``fpose (k, 4, 4)`` on their bodies into ``out (B, k, 4, 4)``."""
     n = kd.shape[0] - 1
-    world_poses(kd, q, R, p, Rw, pw)
-    frame_in_world(Rw[body], pw[body], Tbf, Rf, pf)
-    for r in range(6):
-        for c in range(n):
-            J[r, c] = 0.0
-    j = body
-    while j >= 0:
-        motion_subspace(kd, j, S)
-        twist_to_world(Rw[j], pw[j], S, S[6:])                  # J_s[:, j] = Ad_{T_0j} S_j
-        change_reference(ref, Rf, pf, S[6:])
+    Tw = stack((n + 1, 12, 1))
+    for k in range(k0, k1):
+        status[k] = Status.OK
+        check(status, k, Status.NONFINITE, q[k])
+        if status[k]:
+            continue
+        world_poses(kd, q[k], Tw)
+        for f in range(fbody.shape[0]):
+            T = compose(get12(Tw[fbody[f]], 0), pose12(fpose[f]))
+            for a in range(3):
+                out[k, f, a, 0], out[k, f, a, 1], out[k, f, a, 2] = T[3 * a], T[3 * a + 1], T[3 * a + 2]
+                out[k, f, a, 3] = T[9 + a]
+                out[k, f, 3, a] = 0.0
+            out[k, f, 3, 3] = 1.0
+
+
+@njit(**KERNEL)
+def jacobian(kd, q, body, Tbf, ref, J, status, k0, k1):
+    """States ``k0 <= k < k1`` of ``q (B, n)``: the Jacobian ``J (B, 6, n)`` of the frame at
+    ``Tbf (4, 4)`` on ``body`` (-1: the base) for reference ``ref``."""
+    n = kd.shape[0] - 1
+    Tw = stack((n + 1, 12, 1))
+    for k in range(k0, k1):
+        status[k] = Status.OK
+        check(status, k, Status.NONFINITE, q[k])
+        if status[k]:
+            continue
+        world_poses(kd, q[k], Tw)
+        Tf = compose(get12(Tw[body], 0), pose12(Tbf))
         for r in range(6):
-            J[r, j] = S[6 + r]
-        j = int(kd[j, PARENT])
+            for c in range(n):
+                J[k, r, c] = 0.0
+        j = body
+        while j >= 0:
+            col = in_reference(ref, Tf, twist_to_world(get12(Tw[j], 0), joint_screw(kd, j)))   # Ad_{T_0j} S_j
+            for r in range(6):
+                J[k, r, j] = col[r]
+            j = int(kd[j, PARENT])
 
 
-@njit(cache=True)
-def _jac_work(n):
-    R, p, Rw, pw = _pose_work(n)
-    w = np.empty(24)
-    return R, p, Rw, pw, w[:12], w[12:21].reshape((3, 3)), w[21:]
-
-
-@njit(cache=True)
-def jacobian(kd, q, body, Tbf, ref, J):
-    """One state; returns 0 or 1 (NaN or inf in ``q``)."""
-    code = nonfinite_code(q)
-    if code:
-        return code
-    R, p, Rw, pw, S, Rf, pf = _jac_work(kd.shape[0] - 1)
-    jacobian_state(kd, q, body, Tbf, ref, J, R, p, Rw, pw, S, Rf, pf)
-    return 0
-
-
-@njit(cache=True, parallel=True)
-def jacobian_batch(kd, q, body, Tbf, ref, J, status):
-    B = q.shape[0]
-    chunks = thread_chunks(B)
-    for ch in prange(chunks):
-        R, p, Rw, pw, S, Rf, pf = _jac_work(kd.shape[0] - 1)
-        for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            status[k] = nonfinite_code(q[k])
-            if status[k] == 0:
-                jacobian_state(kd, q[k], body, Tbf, ref, J[k], R, p, Rw, pw, S, Rf, pf)
-
-
-@njit(cache=True)
-def frame_motion_state(kd, q, qd, body, Tbf, ref, vel, acc, R, p, Rw, pw, S, V, A, Rf, pf):
-    """Twist ``vel = J qd`` and bias ``acc = Jdot qd`` (6 each) of a frame, for ``ref``.
-    Work: ``S (6,)``, ``V, A (n+1, 6)`` (base last), ``Rf (3,3)``, ``pf (6,)``."""
+@njit(**KERNEL)
+def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, k0, k1):
+    """States ``k0 <= k < k1``: the twist ``vel[k] = J qd`` and the bias ``acc[k] = Jdot qd``
+    (``(B, 6)`` each) of the frame at ``Tbf`` on ``body`` for reference ``ref``."""
     n = kd.shape[0] - 1
-    for c in range(6):
-        V[n, c] = 0.0
-        A[n, c] = 0.0
-    world_poses(kd, q, R, p, Rw, pw)
-    for i in range(n):
-        par = int(kd[i, PARENT])
-        motion_subspace(kd, i, S)
-        twist_to_child(R[i], p[i], V[par], V[i])                 # V_i = X_i V_p + S_i qd_i
-        twist_to_child(R[i], p[i], A[par], A[i])                 # A_i = X_i A_p + [ad_V_i] S_i qd_i
+    Tw = stack((n + 1, 12, 1))
+    V = stack((n + 1, 12, 1))   # V_i, then A_i; row n: the base at rest
+    for k in range(k0, k1):
+        status[k] = Status.OK
+        check(status, k, Status.NONFINITE, q[k])
+        check(status, k, Status.NONFINITE + 1, qd[k])
+        if status[k]:
+            continue
+        world_poses(kd, q[k], Tw)
+        put(V[n], 0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+        for i in range(n):
+            Vp = get12(V[int(kd[i, PARENT])], 0)
+            Vi, Ai = body_motion(joint_pose(kd, i, q[k, i]), joint_screw(kd, i), qd[k, i], 0.0, Vp[:6], Vp[6:])
+            put(V[i], 0, Vi + Ai)
+        Tb = pose12(Tbf)
+        Vb = get12(V[body], 0)
+        Vf, Af = twist_to_child(Tb, Vb[:6]), twist_to_child(Tb, Vb[6:])    # Ad_{T_{f,b}}
+        if ref == BODY:
+            v, a = Vf, Af
+        else:
+            Tf = compose(get12(Tw[body], 0), Tb)
+            if ref == SPACE:
+                v, a = twist_to_world(Tf, Vf), twist_to_world(Tf, Af)
+            else:                                         # (R w, R v) and (R wdot, R (vdot + w x v))
+                R = (Tf[0], Tf[1], Tf[2], Tf[3], Tf[4], Tf[5], Tf[6], Tf[7], Tf[8])
+                c0, c1, c2 = cross(Vf[:3], Vf[3:])
+                v, a = rotate6(R, Vf), rotate6(R, (Af[0], Af[1], Af[2], Af[3] + c0, Af[4] + c1, Af[5] + c2))
         for c in range(6):
-            V[i, c] += S[c] * qd[i]
-        bracket_add(V[i], S, qd[i], A[i])
-    frame_in_world(Rw[body], pw[body], Tbf, Rf, pf)
-    twist_to_child(Tbf[:3, :3], Tbf[:3, 3], V[body], vel)        # V_f = Ad_{T_fb} V_b
-    twist_to_child(Tbf[:3, :3], Tbf[:3, 3], A[body], acc)        # A_f = Ad_{T_fb} A_b
-    if ref == BODY:
-        return
-    if ref == SPACE:
-        for c in range(6):
-            S[c] = vel[c]
-        twist_to_world(Rf, pf, S, vel)
-        for c in range(6):
-            S[c] = acc[c]
-        twist_to_world(Rf, pf, S, acc)
-        return
-    # world aligned: (R w, R v) and (R wdot, R (vdot + w x v))
-    w0, w1, w2, v0, v1, v2 = vel[0], vel[1], vel[2], vel[3], vel[4], vel[5]
-    S[0], S[1], S[2] = acc[0], acc[1], acc[2]
-    S[3] = acc[3] + w1 * v2 - w2 * v1
-    S[4] = acc[4] + w2 * v0 - w0 * v2
-    S[5] = acc[5] + w0 * v1 - w1 * v0
-    for a in range(3):
-        vel[a] = Rf[a, 0] * w0 + Rf[a, 1] * w1 + Rf[a, 2] * w2
-        vel[3 + a] = Rf[a, 0] * v0 + Rf[a, 1] * v1 + Rf[a, 2] * v2
-        acc[a] = Rf[a, 0] * S[0] + Rf[a, 1] * S[1] + Rf[a, 2] * S[2]
-        acc[3 + a] = Rf[a, 0] * S[3] + Rf[a, 1] * S[4] + Rf[a, 2] * S[5]
+            vel[k, c] = v[c]
+            acc[k, c] = a[c]
 
 
-@njit(cache=True)
-def _motion_work(n):
-    R, p, Rw, pw = _pose_work(n)
-    w = np.empty(6 + 12 * (n + 1) + 12)
-    o = 6 + 12 * (n + 1)
-    return (R, p, Rw, pw, w[:6], w[6:6 + 6 * (n + 1)].reshape((n + 1, 6)), w[6 + 6 * (n + 1):o].reshape((n + 1, 6)),
-            w[o:o + 9].reshape((3, 3)), w[o + 9:])
+@njit(**KERNEL)
+def poses_one(kd, q, fbody, fpose, out):
+    """One state: :func:`poses` on it as a batch of one."""
+    n = kd.shape[0] - 1
+    if not is_vector(q, n):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    k0, k1 = one_state(status)
+    poses(kd, row(q), fbody, fpose, window(out, 0, (1, out.shape[0], 4, 4)), status, k0, k1)
+    return status[0]
 
 
-@njit(cache=True)
-def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc):
-    """One state; returns 0, or 1/2 (NaN or inf in q/qd)."""
-    code = nonfinite_code(q, qd)
-    if code:
-        return code
-    R, p, Rw, pw, S, V, A, Rf, pf = _motion_work(kd.shape[0] - 1)
-    frame_motion_state(kd, q, qd, body, Tbf, ref, vel, acc, R, p, Rw, pw, S, V, A, Rf, pf)
+@njit(**KERNEL)
+def jacobian_one(kd, q, body, Tbf, ref, J):
+    """One state: :func:`jacobian` on it as a batch of one."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, n) and J.shape[0] == 6 and J.shape[1] == n):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    k0, k1 = one_state(status)
+    jacobian(kd, row(q), body, Tbf, ref, window(J, 0, (1, 6, n)), status, k0, k1)
+    return status[0]
+
+
+@njit(**KERNEL)
+def frame_motion_one(kd, q, qd, body, Tbf, ref, vel, acc):
+    """One state: :func:`frame_motion` on it as a batch of one."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, n) and is_vector(qd, n)):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    k0, k1 = one_state(status)
+    frame_motion(kd, row(q), row(qd), body, Tbf, ref, window(vel, 0, (1, 6)), window(acc, 0, (1, 6)), status, k0, k1)
+    return status[0]
+
+
+@njit(cache=CACHED, parallel=True)
+def poses_batch(kd, q, fbody, fpose, out, status):
+    """States ``q (B, n)`` over numba's threads."""
+    B = q.shape[0]
+    if not is_rows(q, B, kd.shape[0] - 1):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            poses(kd, q, fbody, fpose, out, status, start, end)
+            start, end = claim(counter, u, B, size)
     return 0
 
 
-@njit(cache=True, parallel=True)
-def frame_motion_batch(kd, q, qd, body, Tbf, ref, vel, acc, status):
+@njit(cache=CACHED, parallel=True)
+def jacobian_batch(kd, q, body, Tbf, ref, J, status):
+    """States ``q (B, n)`` over numba's threads."""
     B = q.shape[0]
-    chunks = thread_chunks(B)
-    for ch in prange(chunks):
-        R, p, Rw, pw, S, V, A, Rf, pf = _motion_work(kd.shape[0] - 1)
-        for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            status[k] = nonfinite_code(q[k], qd[k])
-            if status[k] == 0:
-                frame_motion_state(kd, q[k], qd[k], body, Tbf, ref, vel[k], acc[k], R, p, Rw, pw, S, V, A, Rf, pf)
+    if not is_rows(q, B, kd.shape[0] - 1):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            jacobian(kd, q, body, Tbf, ref, J, status, start, end)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+@njit(cache=CACHED, parallel=True)
+def frame_motion_batch(kd, q, qd, body, Tbf, ref, vel, acc, status):
+    """States ``q, qd (B, n)`` over numba's threads."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    if not (is_rows(q, B, n) and is_rows(qd, B, n)):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, start, end)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+ENTRIES = {
+    "poses": Entry("frame poses", poses_one, poses_batch, ("q",), (3,), per_lane,
+                   params=(array(1, dtype=I64), array(3))),
+    "jacobian": Entry("a Jacobian", jacobian_one, jacobian_batch, ("q",), (2,), per_lane,
+                      params=(I64, array(2), I64)),
+    "frame_motion": Entry("a frame's motion", frame_motion_one, frame_motion_batch, ("q", "qd"), (1, 1), per_lane,
+                          params=(I64, array(2), I64)),
+}

@@ -1,5 +1,5 @@
-"""Sparse ``L^T D L`` factorization of the mass matrix (Featherstone, RBDA section 6.5) and its
-uses: forward dynamics by the composite rigid body route and the inverse mass matrix.
+"""Sparse ``L^T D L`` factorization of the mass matrix (Featherstone, RBDA section 6.5; docs/theory.md
+§10.2) and its uses: forward dynamics by the composite rigid body route and the inverse mass matrix.
 
 On a tree, ``M_ij != 0`` only when ``i`` and ``j`` lie on one branch (one is an ancestor of the
 other): "branch-induced sparsity". Factoring from the tips, ``M = L^T D L`` with ``L`` unit
@@ -14,7 +14,7 @@ lower triangular of the same sparsity, so no fill-in and cost ``O(n d^2)`` (``d`
 after which ``D = diag(H)`` and ``L_ki = H_ki`` below the diagonal. Solving ``M x = b``:
 ``L^T y = b`` (tips to base), ``z = D^{-1} y``, ``L x = z`` (base to tips).
 
-Forward dynamics by CRB (note 002, Featherstone's ``FDcrb``)::
+Forward dynamics by CRB (docs/theory.md §10.2, Featherstone's ``FDcrb``)::
 
     h = RNEA(q, qd, 0, F_ext)          (bias torques: C qd + g - J^T F_ext)
     M = CRBA(q)
@@ -26,22 +26,30 @@ same solve (``O(n^2 d)``), its upper triangle mirrored so it is exactly symmetri
 import numpy as np
 from numba import njit, prange
 
-from . import crba as _crba
-from . import rnea as _rnea
+from .crba import crba
+from .internals import CACHED, HELPER, KERNEL, stack, window
 from .layout import PARENT
-from .rnea import nonfinite_code
-from .work import thread_chunks
+from .rnea import rnea
+from .entry import Entry
+from .status import Status
+from .work import check, claim, is_rows, is_vector, one_state, row, units
 
 
-@njit(cache=True)
+@njit(**HELPER)
+def per_lane(n):
+    """Floats of work one state takes for ``n`` bodies: ``H``, then RNEA's and CRBA's own (one lane)."""
+    return n * n + 2 * n + 8 + max(40 * n + 40, n * n + 29 * n + 50)
+
+
+@njit(**HELPER)
 def ltdl_factor(kd, H):
-    """Factor ``H = M`` in place (lower triangle used). Returns 0, or 5 when a pivot is not
-    positive (a singular mass matrix)."""
+    """Factor ``H = M`` in place (lower triangle used). Returns 0, or SINGULAR when a pivot
+    is not positive."""
     n = H.shape[0]
     for k in range(n - 1, -1, -1):
         d = H[k, k]
         if not d > 0.0:
-            return 5
+            return Status.SINGULAR
         i = int(kd[k, PARENT])
         while i >= 0:
             a = H[k, i] / d
@@ -54,7 +62,7 @@ def ltdl_factor(kd, H):
     return 0
 
 
-@njit(cache=True)
+@njit(**HELPER)
 def ltdl_solve(kd, H, x):
     """Solve ``M x = b`` in place (``x`` holds ``b``) with ``H`` from :func:`ltdl_factor`."""
     n = H.shape[0]
@@ -72,95 +80,117 @@ def ltdl_solve(kd, H, x):
             i = int(kd[i, PARENT])
 
 
-@njit(cache=True)
-def fd_crb_state(kd, q, qd, tau, fext, use_fext, qdd, H, zero, wr, wc):
-    """One state: ``qdd`` by CRBA + ``L^T D L``. ``H (n,n)``, ``zero (n,)`` zeros; ``wr``, ``wc``:
-    RNEA and CRBA work arrays. Returns 0 or 5 (singular)."""
+@njit(**KERNEL)
+def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
+    """States ``k0 <= k < k1`` of ``q, qd, tau, qdd (B, n)``: ``qdd[k]`` by CRBA and ``L^T D L``
+    (RNEA and CRBA run one state, as a batch of one; ``status[k]`` SINGULAR for a singular ``M``)."""
     n = kd.shape[0] - 1
-    W, V, dV, F = wr
-    _rnea.rnea_state(kd, q, qd, zero, fext, use_fext, qdd, W, V, dV, F)  # qdd <- h
+    H = stack((n, n))
+    h = stack((1, n))
+    zero = stack((1, n))
     for i in range(n):
-        qdd[i] = tau[i] - qdd[i]
-    Rc, pc, Sc, Ic, Fc = wc
-    _crba.crba_state(kd, q, H, Rc, pc, Sc, Ic, Fc)
-    code = ltdl_factor(kd, H)
-    if code:
-        return code
-    ltdl_solve(kd, H, qdd)
-    return 0
+        zero[0, i] = 0.0
+    one = stack((1,)).view(np.int64)
+    for k in range(k0, k1):
+        status[k] = Status.OK
+        check(status, k, Status.NONFINITE + 2, tau[k])
+        fk = window(fext, k * n * 6, (1, n, 6)) if use_fext else fext
+        rnea(kd, window(q, k * n, (1, n)), window(qd, k * n, (1, n)), zero, fk, use_fext, h, one, 0, 1, 1)   # h
+        if one[0] and (status[k] == 0 or one[0] < status[k]):   # codes follow the arguments: the first wins
+            status[k] = one[0]
+        if status[k]:
+            continue
+        crba(kd, window(q, k * n, (1, n)), window(H, 0, (1, n, n)), one, 0, 1, 1)                         # M
+        status[k] = ltdl_factor(kd, H)
+        if status[k]:
+            continue
+        for i in range(n):
+            qdd[k, i] = tau[k, i] - h[0, i]
+        ltdl_solve(kd, H, qdd[k])                                                                      # M qdd = tau - h
 
 
-@njit(cache=True)
-def _fd_work(n):
-    return np.empty((n, n)), np.zeros(n), _rnea._work(n), _crba._work(n)
+@njit(**KERNEL)
+def minv(kd, q, Minv, status, k0, k1):
+    """States ``k0 <= k < k1`` of ``q (B, n)``: ``Minv[k] = M^{-1} (n, n)``, exactly symmetric."""
+    n = kd.shape[0] - 1
+    H = stack((n, n))
+    one = stack((1,)).view(np.int64)
+    for k in range(k0, k1):
+        crba(kd, window(q, k * n, (1, n)), window(H, 0, (1, n, n)), one, 0, 1, 1)
+        status[k] = one[0]
+        if status[k] == 0:
+            status[k] = ltdl_factor(kd, H)
+        if status[k]:
+            continue
+        for c in range(n):
+            x = Minv[k, c]                             # row c = column c (symmetric)
+            for i in range(n):
+                x[i] = 0.0
+            x[c] = 1.0
+            ltdl_solve(kd, H, x)
+        for a in range(n):                             # the upper triangle mirrored: exact symmetry
+            for b in range(a):
+                Minv[k, a, b] = Minv[k, b, a]
 
 
-@njit(cache=True)
-def fd_crb(kd, q, qd, tau, fext, qdd, use_fext):
-    """One state; returns 0, 1/2/3 for a NaN or inf in q/qd/tau, 4 in fext, 5 when singular."""
-    code = nonfinite_code(q, qd, tau, fext, use_fext)
-    if code:
-        return code
-    H, zero, wr, wc = _fd_work(kd.shape[0] - 1)
-    return fd_crb_state(kd, q, qd, tau, fext, use_fext, qdd, H, zero, wr, wc)
+@njit(**KERNEL)
+def fd_crb_one(kd, q, qd, tau, fext, use_fext, qdd):
+    """One state: :func:`fd_crb` on it as a batch of one."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(tau, n) and qdd.shape[0] == n
+            and (not use_fext or is_rows(fext, n, 6))):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    k0, k1 = one_state(status)
+    fd_crb(kd, row(q), row(qd), row(tau), window(fext, 0, (1, fext.shape[0], 6)), use_fext, window(qdd, 0, (1, n)),
+           status, k0, k1)
+    return status[0]
 
 
-@njit(cache=True, parallel=True)
+@njit(**KERNEL)
+def minv_one(kd, q, Minv):
+    """One state: :func:`minv` on it as a batch of one."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, n) and Minv.shape[0] == n and Minv.shape[1] == n):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    k0, k1 = one_state(status)
+    minv(kd, row(q), window(Minv, 0, (1, n, n)), status, k0, k1)
+    return status[0]
+
+
+@njit(cache=CACHED, parallel=True)
 def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
-    """Batch of :func:`fd_crb`, one set of work arrays per chunk."""
-    B = q.shape[0]
-    n = kd.shape[0] - 1
-    chunks = thread_chunks(B)
-    for ch in prange(chunks):
-        H, zero, wr, wc = _fd_work(n)
-        for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            fk = fext[k] if use_fext else fext[0]
-            status[k] = nonfinite_code(q[k], qd[k], tau[k], fk, use_fext)
-            if status[k] == 0:
-                status[k] = fd_crb_state(kd, q[k], qd[k], tau[k], fk, use_fext, qdd[k], H, zero, wr, wc)
-
-
-@njit(cache=True)
-def minv_state(kd, q, Minv, H, wc):
-    """One state: ``Minv (n, n) = M(q)^{-1}``. Returns 0 or 5 (singular)."""
-    n = kd.shape[0] - 1
-    Rc, pc, Sc, Ic, Fc = wc
-    _crba.crba_state(kd, q, H, Rc, pc, Sc, Ic, Fc)
-    code = ltdl_factor(kd, H)
-    if code:
-        return code
-    for c in range(n):
-        x = Minv[c]                                # row c = column c (symmetric)
-        for k in range(n):
-            x[k] = 0.0
-        x[c] = 1.0
-        ltdl_solve(kd, H, x)
-    for a in range(n):                             # mirror the upper triangle: exact symmetry
-        for b in range(a):
-            Minv[a, b] = Minv[b, a]
+    """States ``(B, n)`` over numba's threads."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(tau, B, n) and is_rows(qdd, B, n)
+            and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, start, end)
+            start, end = claim(counter, u, B, size)
     return 0
 
 
-@njit(cache=True)
-def minv(kd, q, Minv):
-    """One state; returns 0, 1 for a NaN or inf in ``q``, 5 when singular."""
-    code = nonfinite_code(q)
-    if code:
-        return code
-    n = kd.shape[0] - 1
-    return minv_state(kd, q, Minv, np.empty((n, n)), _crba._work(n))
-
-
-@njit(cache=True, parallel=True)
+@njit(cache=CACHED, parallel=True)
 def minv_batch(kd, q, Minv, status):
-    """Batch of :func:`minv`."""
-    B = q.shape[0]
-    n = kd.shape[0] - 1
-    chunks = thread_chunks(B)
-    for ch in prange(chunks):
-        H = np.empty((n, n))
-        wc = _crba._work(n)
-        for k in range(ch * B // chunks, (ch + 1) * B // chunks):
-            status[k] = nonfinite_code(q[k])
-            if status[k] == 0:
-                status[k] = minv_state(kd, q[k], Minv[k], H, wc)
+    """States ``q (B, n)`` over numba's threads."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    if not is_rows(q, B, n):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            minv(kd, q, Minv, status, start, end)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+ENTRIES = {
+    "fd_crb": Entry("forward dynamics", fd_crb_one, fd_crb_batch, ("q", "qd", "tau"), (1,), per_lane, fext=True),
+    "minv": Entry("the inverse mass matrix", minv_one, minv_batch, ("q",), (2,), per_lane),
+}

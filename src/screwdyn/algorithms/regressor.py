@@ -1,6 +1,5 @@
-"""The joint-torque regressor ``Y(q, qd, qdd)`` with ``tau = Y pi``, by a Newton-Euler recursion.
-
-Note 002 (last section): inverse dynamics is linear in the inertial parameters. Per body ``i``
+"""The joint-torque regressor ``Y(q, qd, qdd)`` with ``tau = Y pi``, by a Newton-Euler recursion
+(docs/theory.md §12): inverse dynamics is linear in the inertial parameters. Per body ``i``
 (frame on its joint axis, all quantities in that frame) the parameters are::
 
     pi_i = (m, h_x, h_y, h_z, I_xx, I_xy, I_xz, I_yy, I_yz, I_zz)      h = m c,  I = I_o
@@ -41,18 +40,27 @@ Only ancestors of ``i`` get a nonzero block: the rest stay 0.
 import numpy as np
 from numba import njit, prange
 
-from .joints import joint_transform, motion_subspace
+from .internals import CACHED, HELPER, KERNEL, stack, window
+from .joints import joint_pose, joint_screw
 from .layout import GRAVITY, PARENT
-from .rnea import nonfinite_code
-from .spatial_kernels import bracket_add, twist_to_child
-from .work import thread_chunks
+from .rnea import body_motion
+from .spatial_kernels import twist_to_child
+from .entry import I64, Entry
+from .status import Status
+from .work import check, claim, get6, get12, is_rows, is_vector, one_state, put, row, units
 
 ARMATURE = 1
 VISCOUS = 2
 COULOMB = 4
 
 
-@njit(cache=True, inline="always")
+@njit(**HELPER)
+def per_lane(n):
+    """Floats of work one state takes for ``n`` bodies."""
+    return 6 * n * n + 24 * n + 100
+
+
+@njit(**HELPER)
 def body_regressor(V, dV, A):
     """Write the body regressor ``A_i`` (note the storage: ``A[k]`` is the wrench ``(n, f)`` of
     parameter ``k``, i.e. column ``k`` of the 6 x 10 matrix) for twist ``V`` and acceleration ``dV``."""
@@ -110,101 +118,86 @@ def body_regressor(V, dV, A):
         A[4 + k, 2] = d2 + w0 * u1 - w1 * u0
 
 
-@njit(cache=True)
-def regressor_state(kd, q, qd, qdd, extras, Y, R, p, S, V, dV, Jc, A):
-    """One state: writes ``Y (n, ncols)``. Work arrays: ``R (n,3,3)``, ``p (n,3)``, ``S (n,6)``,
-    ``V, dV (n+1, 6)`` with the base in the last row, ``Jc (n, n, 6)`` (``Jc[i, j] = J_{i,j}``),
-    ``A (10, 6)``."""
+@njit(**KERNEL)
+def regressor(kd, q, qd, qdd, extras, Y, status, k0, k1):
+    """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)``: ``Y[k] (n, ncols)`` (columns as in the
+    module docstring; ``extras`` the sum of ARMATURE, VISCOUS, COULOMB asked for)."""
     n = kd.shape[0] - 1
-    for c in range(6):
-        V[n, c] = 0.0
-        dV[n, c] = 0.0
-    for c in range(3):
-        dV[n, 3 + c] = -kd[n, GRAVITY + c]  # dV_0 = (0, -g)
-    for r in range(n):
-        for c in range(Y.shape[1]):
-            Y[r, c] = 0.0
-
-    # One forward pass, base to tips.
-    for i in range(n):
-        par = int(kd[i, PARENT])
-        joint_transform(kd, i, q[i], R[i], p[i])
-        motion_subspace(kd, i, S[i])
-        twist_to_child(R[i], p[i], V[par], V[i])                 # V_i = Ad V_p + S_i qd_i
-        twist_to_child(R[i], p[i], dV[par], dV[i])               # dV_i = Ad dV_p + S_i qdd_i + [ad_V_i] S_i qd_i
-        for c in range(6):
-            V[i, c] += S[i, c] * qd[i]
-            dV[i, c] += S[i, c] * qdd[i]
-            Jc[i, i, c] = S[i, c]                                # J_{i,i} = S_i
-        bracket_add(V[i], S[i], qd[i], dV[i])
-        j = par
-        while j >= 0:
-            twist_to_child(R[i], p[i], Jc[par, j], Jc[i, j])     # J_{i,j} = Ad J_{p,j}
-            j = int(kd[j, PARENT])
-        body_regressor(V[i], dV[i], A)                           # F_i = A_i pi_i
-        j = i
-        while j >= 0:
-            for k in range(10):
-                t = 0.0
-                for c in range(6):
-                    t += Jc[i, j, c] * A[k, c]
-                Y[j, 10 * i + k] = t                             # Y_{j, i} = J_{i,j}^T A_i
-            j = int(kd[j, PARENT])
-
-    # Per-joint columns: armature qdd_i, viscous qd_i, Coulomb sign(qd_i).
-    col = 10 * n
-    if extras & ARMATURE:
+    V = stack((n + 1, 12, 1))       # V_i, then dV_i; row n: the base
+    Jc = stack((n, n, 6, 1))        # Jc[i, j] = J_{i,j}
+    A = stack((10, 6))
+    for k in range(k0, k1):
+        status[k] = Status.OK
+        check(status, k, Status.NONFINITE, q[k])
+        check(status, k, Status.NONFINITE + 1, qd[k])
+        check(status, k, Status.NONFINITE + 2, qdd[k])
+        if status[k]:
+            continue
+        for r in range(n):
+            for c in range(Y.shape[2]):
+                Y[k, r, c] = 0.0
+        put(V[n], 0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -kd[n, GRAVITY], -kd[n, GRAVITY + 1],
+                      -kd[n, GRAVITY + 2]))                                # V_0 = 0, dV_0 = (0, -g)
         for i in range(n):
-            Y[i, col + i] = qdd[i]
-        col += n
-    if extras & VISCOUS:
-        for i in range(n):
-            Y[i, col + i] = qd[i]
-        col += n
-    if extras & COULOMB:
-        for i in range(n):
-            Y[i, col + i] = (qd[i] > 0.0) - (qd[i] < 0.0)
-        col += n
+            par = int(kd[i, PARENT])
+            T = joint_pose(kd, i, q[k, i])
+            S = joint_screw(kd, i)
+            Vp = get12(V[par], 0)
+            Vi, Ai = body_motion(T, S, qd[k, i], qdd[k, i], Vp[:6], Vp[6:])
+            put(V[i], 0, Vi + Ai)
+            put(Jc[i, i], 0, S)                                          # J_{i,i} = S_i
+            j = par
+            while j >= 0:
+                put(Jc[i, j], 0, twist_to_child(T, get6(Jc[par, j], 0)))   # J_{i,j} = Ad J_{p,j}
+                j = int(kd[j, PARENT])
+            body_regressor(Vi, Ai, A)                                     # F_i = A_i pi_i
+            j = i
+            while j >= 0:
+                Jij = get6(Jc[i, j], 0)
+                for p in range(10):                                      # Y_{j, i} = J_{i,j}^T A_i
+                    Y[k, j, 10 * i + p] = (Jij[0] * A[p, 0] + Jij[1] * A[p, 1] + Jij[2] * A[p, 2]
+                                           + Jij[3] * A[p, 3] + Jij[4] * A[p, 4] + Jij[5] * A[p, 5])
+                j = int(kd[j, PARENT])
+        col = 10 * n                                                     # armature qdd_i, viscous qd_i,
+        if extras & ARMATURE:                                            # Coulomb sign(qd_i)
+            for i in range(n):
+                Y[k, i, col + i] = qdd[k, i]
+            col += n
+        if extras & VISCOUS:
+            for i in range(n):
+                Y[k, i, col + i] = qd[k, i]
+            col += n
+        if extras & COULOMB:
+            for i in range(n):
+                Y[k, i, col + i] = (qd[k, i] > 0.0) - (qd[k, i] < 0.0)
 
 
-@njit(cache=True)
-def _work(n):
-    """Work arrays for one state, carved out of one allocation."""
-    w = np.empty(18 * n + 12 * (n + 1) + 6 * n * n + 60)
-    R = w[: 9 * n].reshape((n, 3, 3))
-    p = w[9 * n: 12 * n].reshape((n, 3))
-    S = w[12 * n: 18 * n].reshape((n, 6))
-    o = 18 * n
-    V = w[o: o + 6 * (n + 1)].reshape((n + 1, 6))
-    dV = w[o + 6 * (n + 1): o + 12 * (n + 1)].reshape((n + 1, 6))
-    o += 12 * (n + 1)
-    Jc = w[o: o + 6 * n * n].reshape((n, n, 6))
-    A = w[o + 6 * n * n:].reshape((10, 6))
-    return R, p, S, V, dV, Jc, A
+@njit(**KERNEL)
+def regressor_one(kd, q, qd, qdd, extras, Y):
+    """One state: :func:`regressor` on it as a batch of one."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(qdd, n) and Y.shape[0] == n):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    k0, k1 = one_state(status)
+    regressor(kd, row(q), row(qd), row(qdd), extras, window(Y, 0, (1, n, Y.shape[1])), status, k0, k1)
+    return status[0]
 
 
-@njit(cache=True)
-def regressor(kd, q, qd, qdd, extras, Y):
-    """One state. Returns 0, or 1/2/3 when q/qd/qdd holds a NaN or inf (then ``Y`` is untouched)."""
-    code = nonfinite_code(q, qd, qdd)
-    if code:
-        return code
-    R, p, S, V, dV, Jc, A = _work(kd.shape[0] - 1)
-    regressor_state(kd, q, qd, qdd, extras, Y, R, p, S, V, dV, Jc, A)
+@njit(cache=CACHED, parallel=True)
+def regressor_batch(kd, q, qd, qdd, extras, Y, status):
+    """States ``q, qd, qdd (B, n)`` over numba's threads."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(qdd, B, n)):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            regressor(kd, q, qd, qdd, extras, Y, status, start, end)
+            start, end = claim(counter, u, B, size)
     return 0
 
 
-@njit(cache=True, parallel=True)
-def regressor_batch(kd, q, qd, qdd, extras, Y, status):
-    """States ``k < B``: ``Y[k] (n, ncols)``; one set of work arrays per chunk, none per state.
-    ``status[k]`` as :func:`regressor`."""
-    B = q.shape[0]
-    n = kd.shape[0] - 1
-    chunks = thread_chunks(B)
-    for c in prange(chunks):
-        R, p, S, V, dV, Jc, A = _work(n)
-        for k in range(c * B // chunks, (c + 1) * B // chunks):
-            status[k] = nonfinite_code(q[k], qd[k], qdd[k])
-            if status[k] == 0:
-                regressor_state(kd, q[k], qd[k], qdd[k], extras, Y[k], R, p, S, V, dV, Jc, A)
-
+ENTRIES = {"regressor": Entry("the regressor", regressor_one, regressor_batch, ("q", "qd", "qdd"), (2,), per_lane,
+                              params=(I64,))}

@@ -1,245 +1,257 @@
-"""Work arrays of the kernels, carved out of one flat ``float64`` buffer.
+"""What every kernel does around its arithmetic: lanes, work arrays, status, scheduling.
 
-A single-state kernel takes its buffer from :func:`scratch`: on the stack of the calling thread
-(free, and private to the call, so kernels are reentrant and release the GIL), or from the heap
-for very large models. Batch kernels allocate one buffer per chunk of states. The single-state
-kernels of ``dynamics``' fast paths are compiled without numba's runtime (:data:`NO_NRT`) and take
-theirs from the stack only (:func:`stack_scratch`).
+**The calling convention.** Every kernel computes a range of states ``k0 <= k < k1`` of its
+batch arrays (states in rows: ``q (B, n)``, ``tau (B, n)``, ``M (B, n, n)``, ...) and writes
+``status[k]`` (:class:`.status.Status`) for each. A single state is the batch of one, ``k0, k1 = 0, 1``,
+through the kernel's ``*_one`` entry point, which views its vectors as rows of one (no copy). A
+batch goes through its ``*_batch`` entry point, a ``prange`` over work units (:func:`units`), each
+unit calling the kernel on the ranges it claims (:func:`claim`) until none is left. Both run the
+same compiled kernel, so a state alone and in a batch give the same numbers bit for bit.
 
-numba's ``reshape`` calls into a C helper for every array (about 0.04 us each, and ABA carves
-twelve); :func:`block2` and :func:`block3` make row-major views (:func:`_rows`, built in the
-compiled code, as are the stack arrays of :func:`_stack_vector`), which cost nothing, typed
-C-contiguous: indexing them then needs no stride loaded from memory, and once a kernel's carve and
-its per-state function are inlined (``inline="always"``) the compiler sees the row lengths as
-constants. Each kernel's carve takes at most ``work_size(n) = WORK_PER_BODY * (n + 1) + WORK_EXTRA`` floats.
+**Lanes.** The kernels of the main algorithms run ``L`` states side by side: each work quantity
+is an array ``(..., L)`` and each step of a body is one loop over the lanes ``l < m`` with the
+body's arithmetic, in plain numbers, inside. The compiler vectorises those loops (SIMD across
+states). :func:`load` copies ``m`` states' rows into lanes and marks the lanes whose inputs hold
+a NaN or inf; :func:`store` copies the results of the good lanes back into rows. A single state is
+one lane.
 
-The single-state kernels take their 1-D inputs in any layout (``dynamics`` binds one compiled
-entry point per kernel, see ``dynamics._Entries``): :func:`unit_stride` tests an input, and
-:func:`contiguous` then retypes it as C-contiguous, so that the arithmetic indexes it as fast.
+**Work arrays** are separate stack allocations (``internals.stack``): the compiler then
+knows that none overlaps another, and vectorises a loop that reads some and writes others without
+run-time checks. A kernel takes as many lanes as fit in :data:`STACK_LIMIT` floats
+(:func:`lane_count`); a model whose single lane does not fit runs on a thread with a stack made for
+it (``screwdyn.dispatch``).
 """
 import numpy as np
-from llvmlite import ir as llvm_ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.core.cpu import CPUTargetOptions
-from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic
-from numba.np.arrayobj import populate_array
+from numba import njit
+from numba.extending import overload
 
-from .layout import WORK_EXTRA, WORK_PER_BODY
+from .internals import ATOMICS, DRIVER, HELPER, INLINE, as_contiguous, fetch_add, num_threads, window
+from .status import Status
 
-# A single-state kernel's answer for inputs it does not take as they are (a wrong length, a
-# stride): the caller's general path then checks, copies and reports.
-NOT_FAST = 9
-
-# Above this many floats (512 KiB) the buffer comes from the heap: threads may have small stacks.
+# The floats a kernel keeps on the stack of the calling thread (512 KiB): numba's worker threads and
+# Python's have 2 MiB or more, the main thread 8 MiB on Linux.
 STACK_LIMIT = 65536
 
-# Options of the single-state kernels that ``dynamics``' fast paths call: compiled without numba's
-# reference-counting runtime (NRT; the target option ``_nrt``, in numba since 0.19 but not
-# documented). Its compiled entry point then passes each array in as it is, where with the runtime
-# it makes and frees a reference-counted record per array: a null kernel with three arrays takes
-# 0.15 against 0.31 us a call. Such a kernel cannot allocate on the heap (:func:`stack_scratch`)
-# nor call a compiled function that returns an array (numba refuses it). Empty, and the runtime
-# stays, should a numba drop the option.
-NO_NRT = {"_nrt": False} if hasattr(CPUTargetOptions, "_nrt") else {}
+# Up to this many bodies, one state of every kernel fits STACK_LIMIT (the regressor's n x n x 6 work
+# is the largest; tests/test_work.py checks each kernel's per_lane): the fast paths of
+# screwdyn.dispatch take such models without asking each kernel.
+STACK_BODIES = 102
 
-
-@intrinsic
-def _stack_vector(typingctx, size):
-    """A fresh ``(size,)`` float64 array on the stack of the current function (an LLVM ``alloca``
-    of its own, which the compiler knows aliases no other array). Built here rather than by
-    ``numba.carray``, whose implementation is a compiled function that returns an array: numba
-    refuses that in a function compiled without its runtime (:data:`NO_NRT`)."""
-    if not isinstance(size, types.Integer):
-        return None
-    vector = types.Array(types.float64, 1, "C")
-
-    def codegen(context, builder, signature, args):
-        n = context.cast(builder, args[0], signature.args[0], types.intp)
-        data = builder.alloca(context.get_value_type(types.float64), size=n)
-        itemsize = context.get_constant(types.intp, 8)
-        out = context.make_array(vector)(context, builder)
-        populate_array(out, data=data, shape=[n], strides=[itemsize], itemsize=itemsize, meminfo=None)
-        return out._getvalue()
-    return vector(size), codegen
-
-
-@intrinsic
-def _rows(typingctx, w, o, shape):
-    """``w[o:]`` (``w`` a C-contiguous float64 vector) viewed as a row-major array of ``shape``, a
-    tuple of integers: the same memory and owner, no copy and no check (the caller keeps
-    ``o + prod(shape) <= len(w)``). numba's ``reshape`` calls a C helper (about 0.04 us an array),
-    and its ``as_strided`` is a compiled function that returns an array, which numba refuses
-    without its runtime (:data:`NO_NRT`)."""
-    if not (isinstance(w, types.Array) and w.ndim == 1 and w.layout == "C" and w.dtype == types.float64
-            and isinstance(o, types.Integer) and isinstance(shape, types.UniTuple)
-            and isinstance(shape.dtype, types.Integer)):
-        return None
-    ndim = shape.count
-    view = types.Array(types.float64, ndim, "C")
-
-    def codegen(context, builder, signature, args):
-        src = context.make_array(signature.args[0])(context, builder, args[0])
-        offset = context.cast(builder, args[1], signature.args[1], types.intp)
-        dims = [context.cast(builder, d, shape.dtype, types.intp) for d in cgutils.unpack_tuple(builder, args[2], ndim)]
-        itemsize = context.get_constant(types.intp, 8)
-        strides = [itemsize]
-        for d in reversed(dims[1:]):
-            strides.insert(0, builder.mul(strides[0], d))
-        out = context.make_array(view)(context, builder)
-        populate_array(out, data=builder.gep(src.data, [offset], inbounds=True), shape=dims, strides=strides,
-                       itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
-        return impl_ret_borrowed(context, builder, view, out._getvalue())
-    return view(w, o, shape), codegen
-
-
-@intrinsic
-def _retype_c(typingctx, a):
-    """The array ``a`` typed C-contiguous: the same array, the same data model. Only for an array
-    that is row-major contiguous (a 1-D array checked by :func:`unit_stride`, or a block)."""
-    if not isinstance(a, types.Array):
-        return None
-    c = a.copy(layout="C")
-
-    def codegen(context, builder, signature, args):
-        return impl_ret_borrowed(context, builder, c, args[0])
-    return c(a), codegen
-
-
-@njit(cache=True, inline="always")
-def unit_stride(a):
-    """Whether the 1-D float64 array ``a`` is contiguous."""
-    return a.strides[0] == 8 or a.shape[0] <= 1
-
-
-@njit(cache=True, inline="always")
-def rows_of(a, B, n):
-    """Whether the 2-D array ``a`` (typed C-contiguous) is ``(B, n)`` with the strides of a
-    C-contiguous array, as a batch kernel indexes it: a compiled entry point does not check the
-    layout of what it is given (``dynamics``' batch fast paths), so the kernel does."""
-    return (a.shape[0] == B and a.shape[1] == n and (n <= 1 or a.strides[1] == 8)
-            and (B <= 1 or a.strides[0] == 8 * n))
-
-
-@intrinsic
-def _num_threads(typingctx):
-    """numba's thread count for the calling thread (``numba.set_num_threads``, else
-    ``NUMBA_NUM_THREADS``): a call of the threading layer's ``get_num_threads`` by its symbol, as
-    numba's own parallel loops make it. ``numba.get_num_threads()`` in compiled code calls it
-    through a ctypes pointer instead, which numba cannot cache. Only for ``parallel=True`` kernels:
-    numba launches the threading layer (which defines the symbol) before it compiles one or loads
-    one from its cache."""
-    def codegen(context, builder, signature, args):
-        fnty = llvm_ir.FunctionType(cgutils.intp_t, [])
-        return builder.call(cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads"), [])
-    return types.intp(), codegen
-
-
-# The most states a thread claims at a time in the batch kernels' lanes drivers (a multiple of
-# every kernel's LANES): small enough that a thread that starts late, or runs slower on a shared
-# machine, leaves the rest to the others; large enough that claims stay rare.
+# The most states a work unit claims at a time (a multiple of every kernel's LANES): small enough that
+# a thread that starts late, or runs slower on a shared machine, leaves the rest to the others.
 CLAIM = 128
 
 
-@intrinsic
-def _fetch_add(typingctx, counter, k):
-    """``counter[0] += k`` as one atomic operation; returns the value before. ``counter`` is a
-    1-D int64 array that the threads share."""
-    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
-        return None
-
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        return builder.atomic_rmw("add", array.data, args[1], "monotonic")
-    return types.int64(counter, types.int64), codegen
+# ---------------------------------------------------------------------------------- work arrays
+@njit(**HELPER)
+def lane_count(count, most, per_lane):
+    """Lanes for ``count`` states: at most ``most`` (the kernel's LANES), as many as fit
+    :data:`STACK_LIMIT` at ``per_lane`` floats a lane, and at least one."""
+    return max(1, min(count, most, STACK_LIMIT // per_lane))
 
 
-@njit(cache=True, inline="always")
-def claim_size(B, chunks, lanes):
-    """States per claim for a batch of ``B`` over ``chunks`` threads: about a sixteenth of a
-    thread's share, in whole groups of ``lanes`` states, at most ``CLAIM``. Small claims keep the
-    threads' finishing times close (the last claim is the most one thread can idle for, waiting on
-    the other), which counts at ``B = 1,000``; a claim costs one atomic addition."""
-    return max(lanes, min(CLAIM, B // (16 * max(chunks, 1)) // lanes * lanes))   # (B = 0: no chunks)
+# ---------------------------------------------------------------------------------- rows and lanes
+@njit(**INLINE)
+def load(X, k0, m, Xl, bad, code):
+    """``Xl[i, l] = X[k0 + l, i]`` for ``l < m``: ``m`` states' rows of ``X (B, n)`` into the lanes
+    of ``Xl (n, L)``. A lane whose row holds a NaN or inf gets ``bad[l] = code`` unless an earlier
+    input already marked it (``x * 0`` is NaN for NaN and inf, 0 otherwise: no branch per number)."""
+    n = Xl.shape[0]
+    for l in range(m):
+        s = 0.0
+        for i in range(n):
+            x = X[k0 + l, i]
+            Xl[i, l] = x
+            s += x * 0.0
+        if s != 0.0 and bad[l] == 0:
+            bad[l] = code
 
 
-@njit(cache=True, inline="always")
-def claim(counter, B, size):
-    """The next ``size`` states ``start <= k < end`` of a batch of ``B`` that no thread has taken
-    (``start >= end`` once none is left). ``counter (1,)`` int64, zero at first, is shared by the
-    threads: each state goes to exactly one of them, in whatever order they come (dynamic
-    scheduling), and a state's result does not depend on which thread or group computes it."""
-    start = _fetch_add(counter, size)
-    return start, min(B, start + size)
+@njit(**INLINE)
+def load_wrenches(F, k0, m, Fl, bad):
+    """:func:`load` for the wrenches ``F (B, n, 6)`` into ``Fl (n, 6, L)``."""
+    n = Fl.shape[0]
+    for l in range(m):
+        s = 0.0
+        for i in range(n):
+            for c in range(6):
+                x = F[k0 + l, i, c]
+                Fl[i, c, l] = x
+                s += x * 0.0
+        if s != 0.0 and bad[l] == 0:
+            bad[l] = Status.NONFINITE_FEXT
 
 
-@njit(cache=True, inline="always")
-def thread_chunks(B):
-    """Work units for a batch of ``B`` states: one per numba thread, read where the kernel runs
-    (so the Python side need not ask numba: about 1 us a call). A ``prange`` splits its
-    iterations evenly over the threads once (static scheduling), so more units would balance
-    nothing and cost each its work arrays; the lanes drivers balance by :func:`claim` instead."""
-    return min(B, _num_threads())
+@njit(**INLINE)
+def store(Yl, k0, m, Y, status, bad):
+    """``Y[k0 + l] = Yl[:, l]`` for the good lanes ``l < m`` (``Y (B, size)``, ``Yl (size, L)``) and
+    ``status[k0 + l] = bad[l]`` for all: a flagged state's output is left as it was."""
+    for l in range(m):
+        status[k0 + l] = bad[l]
+        if bad[l] == 0:
+            for c in range(Yl.shape[0]):
+                Y[k0 + l, c] = Yl[c, l]
 
 
-@njit(cache=True, inline="always")
-def contiguous(a):
-    """``a``, checked by :func:`unit_stride`, typed C-contiguous (no copy)."""
-    return _retype_c(a)
+@njit(**INLINE)
+def flat(A):
+    """A C-contiguous ``(B, ...)`` array as ``(B, size)`` (the same memory)."""
+    return window(A, 0, (A.shape[0], A.size // max(A.shape[0], 1)))
 
 
-@njit(cache=True, inline="always")
-def work_size(n):
-    """Floats in the work buffer of a model with ``n`` bodies."""
-    return WORK_PER_BODY * (n + 1) + WORK_EXTRA
+# ---------------------------------------------------------------------------------- layouts
+@njit(**HELPER)
+def is_vector(a, n):
+    """Whether the 1-D array ``a`` has length ``n`` and a unit stride (or at most one item)."""
+    return a.shape[0] == n and (a.strides[0] == a.itemsize or n <= 1)
 
 
-@njit(cache=True, inline="always")
-def scratch(n):
-    """The work buffer of one single-state call, ``(work_size(n),)``: on the stack up to
-    ``STACK_LIMIT`` floats, else on the heap. Call it once per kernel entry, never in a loop."""
-    if fits_stack(n):
-        return stack_scratch(n)
-    return np.empty(work_size(n))
+@njit(**HELPER)
+def is_rows(a, B, n):
+    """Whether the 2-D array ``a`` (typed C-contiguous) is ``(B, n)`` with a C array's strides: a
+    compiled entry point does not check the layout of what it is given, so the entry does."""
+    return (a.shape[0] == B and a.shape[1] == n and (n <= 1 or a.strides[1] == a.itemsize)
+            and (B <= 1 or a.strides[0] == n * a.itemsize))
 
 
-@njit(cache=True, inline="always")
-def fits_stack(n):
-    """Whether the work buffer of a model with ``n`` bodies goes on the stack (:func:`scratch`)."""
-    return work_size(n) <= STACK_LIMIT
+@njit(**INLINE)
+def row(a):
+    """The vector ``a`` (checked by :func:`is_vector`) as a ``(1, n)`` row: no copy."""
+    return window(as_contiguous(a), 0, (1, a.shape[0]))
 
 
-@njit(cache=True, inline="always")
-def stack_scratch(n):
-    """The work buffer of one single-state call on the stack, for a kernel compiled without numba's
-    runtime (:data:`NO_NRT`), which cannot allocate on the heap; the caller has tested
-    :func:`fits_stack`. Once per kernel entry, never in a loop."""
-    return _stack_vector(work_size(n))
+# ---------------------------------------------------------------------------------- scheduling
+@njit(**HELPER)
+def claim_size(B, threads, lanes):
+    """States per claim: about a sixteenth of a thread's share, whole groups of ``lanes``, at most
+    :data:`CLAIM` (the last claim is the most one thread can idle for, waiting on the other)."""
+    return max(lanes, min(CLAIM, B // (16 * max(threads, 1)) // lanes * lanes))
 
 
-@njit(cache=True, inline="always")
-def stack2(a, b):
-    """A fresh ``(a, b)`` array on the stack, in memory of its own (a separate ``alloca``, which
-    the compiler knows aliases no other array, so that it vectorises loops that read one such
-    array and write another). Once per kernel call, never in a loop; the caller keeps the total
-    under ``STACK_LIMIT``."""
-    return _rows(_stack_vector(a * b), 0, (a, b))
+if ATOMICS:
+    @njit(**DRIVER)
+    def units(B, lanes):
+        """``(units, size, counter)`` of a batch of ``B`` states: one work unit per numba thread,
+        claiming ``size`` states at a time from the shared ``counter`` (dynamic scheduling: a thread
+        that starts late or runs slower takes fewer)."""
+        threads = min(B, num_threads())
+        return threads, claim_size(B, threads, lanes), np.zeros(1, dtype=np.int64)
+
+    @njit(**HELPER)
+    def claim(counter, unit, B, size):
+        """The next states ``start <= k < end`` that no unit has taken (``start >= end``: none left)."""
+        start = fetch_add(counter, size)
+        return start, min(B, start + size)
+else:
+    @njit(**DRIVER)
+    def units(B, lanes):
+        """Plain mode: a unit per claim of ``CLAIM`` states, split evenly over the threads by ``prange``."""
+        return (B + CLAIM - 1) // CLAIM, CLAIM, np.zeros(max(1, (B + CLAIM - 1) // CLAIM), dtype=np.int64)
+
+    @njit(**HELPER)
+    def claim(counter, unit, B, size):
+        """Plain mode: unit ``u`` takes states ``u size .. (u + 1) size`` once."""
+        if counter[unit]:
+            return B, B
+        counter[unit] = 1
+        return unit * size, min(B, (unit + 1) * size)
 
 
-@njit(cache=True, inline="always")
-def stack3(a, b, c):
-    """As :func:`stack2`, ``(a, b, c)``."""
-    return _rows(_stack_vector(a * b * c), 0, (a, b, c))
+# ---------------------------------------------------------------------------------- tuples in lanes
+# A work array (c, L) holds a quantity of c numbers for each lane: these read lane l's numbers as a
+# tuple and write a tuple into it, in straight-line code (a loop indexing the tuple would index it at
+# run time, a switch that may raise, and keep LLVM from vectorising the loop over the lanes).
+def put(A, l, t):
+    """``A[c, l] = t[c]`` for each number ``c`` of the tuple ``t``."""
 
 
-@njit(cache=True, inline="always")
-def block2(w, o, a, b):
-    """``w[o: o + a b]`` viewed as an ``(a, b)`` row-major array."""
-    return _rows(w, o, (a, b))
+def add(A, l, t):
+    """``A[c, l] += t[c]`` for each number ``c`` of the tuple ``t``."""
 
 
-@njit(cache=True, inline="always")
-def block3(w, o, a, b, c):
-    """``w[o: o + a b c]`` viewed as an ``(a, b, c)`` row-major array."""
-    return _rows(w, o, (a, b, c))
+UNROLLED = {k: v for k, v in HELPER.items() if k != "cache"}   # (made by exec: no source file to cache by)
+
+
+def _unrolled(statement, count):
+    """``def impl(A, l, t)`` running ``statement`` for ``c = 0 .. count - 1``, written out."""
+    lines = "".join(f"    {statement.format(c=c)}\n" for c in range(count)) or "    pass\n"
+    namespace = {}
+    exec(f"def impl(A, l, t):\n{lines}", namespace)
+    return namespace["impl"]
+
+
+@overload(put, jit_options=UNROLLED)
+def _put(A, l, t):
+    return _unrolled("A[{c}, l] = t[{c}]", len(t))
+
+
+@overload(add, jit_options=UNROLLED)
+def _add(A, l, t):
+    return _unrolled("A[{c}, l] += t[{c}]", len(t))
+
+
+@njit(**HELPER)
+def get3(A, l):
+    return A[0, l], A[1, l], A[2, l]
+
+
+@njit(**HELPER)
+def get6(A, l):
+    return A[0, l], A[1, l], A[2, l], A[3, l], A[4, l], A[5, l]
+
+
+@njit(**HELPER)
+def get9(A, l):
+    return A[0, l], A[1, l], A[2, l], A[3, l], A[4, l], A[5, l], A[6, l], A[7, l], A[8, l]
+
+
+@njit(**HELPER)
+def get10(A, l):
+    return A[0, l], A[1, l], A[2, l], A[3, l], A[4, l], A[5, l], A[6, l], A[7, l], A[8, l], A[9, l]
+
+
+@njit(**HELPER)
+def get12(A, l):
+    return (A[0, l], A[1, l], A[2, l], A[3, l], A[4, l], A[5, l], A[6, l], A[7, l], A[8, l], A[9, l], A[10, l],
+            A[11, l])
+
+
+@njit(**HELPER)
+def get21(A, l):
+    return (A[0, l], A[1, l], A[2, l], A[3, l], A[4, l], A[5, l], A[6, l], A[7, l], A[8, l], A[9, l], A[10, l],
+            A[11, l], A[12, l], A[13, l], A[14, l], A[15, l], A[16, l], A[17, l], A[18, l], A[19, l], A[20, l])
+
+
+@njit(**INLINE)
+def copy_lanes(src, dst, m):
+    """``dst[c, l] = src[c, l]`` for the lanes ``l < m``: a parent's or child's numbers copied out
+    before a loop that writes the array they sit in (one loop over the lanes, the numbers inside)."""
+    for l in range(m):
+        for c in range(src.shape[0]):
+            dst[c, l] = src[c, l]
+
+
+
+# ---------------------------------------------------------------------------------- one state at a time
+@njit(**HELPER)
+def finite(x):
+    """Whether the 1-D array ``x`` holds no NaN or inf (``x * 0`` is 0 exactly for the others)."""
+    s = 0.0
+    for v in x:
+        s += v * 0.0
+    return s == 0.0
+
+
+@njit(**HELPER)
+def check(status, k, code, x):
+    """``status[k] = code`` when the 1-D ``x`` holds a NaN or inf and no earlier input was flagged."""
+    if status[k] == 0 and not finite(x):
+        status[k] = code
+
+
+@njit(**HELPER)
+def one_state(status):
+    """``(0, 1)`` as run-time integers, for a kernel that takes one state at a time (literals would
+    compile it once more, specialised to them, for nothing)."""
+    B = status.shape[0]
+    return B - 1, B

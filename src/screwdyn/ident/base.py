@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from ..dynamics import _check_model
+from ..dispatch import check_model
 from ..model import Model
 from ..model_params import inertial_parameters, parameter_names
 from .torque_regressor import regressor
@@ -132,7 +132,7 @@ def base_parameters(model: Model, *, armature=False, viscous=False, coulomb=Fals
     >>> base_parameters(b.build(), viscous=True).names
     ('mcx_link', 'mcz_link', 'Iyy_link', 'fv_joint')
     """
-    _check_model(model)
+    check_model(model)
     key = (bool(armature), bool(viscous), bool(coulomb), samples, seed, tol)
     cache = _BASE_CACHE.setdefault(model, {})
     if key in cache:

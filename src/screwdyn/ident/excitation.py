@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.optimize
 
-from ..dynamics import _check_model
+from ..dispatch import check_model
 from ..errors import InputError
 from ..model import Model
 from .base import BaseParameters, base_parameters
@@ -98,7 +98,7 @@ def excitation_trajectory(model: Model, *, base: BaseParameters | None = None, h
     :func:`base_parameters` with the given flags. Check the limits between the samples on a
     fine grid before running it on hardware.
     """
-    _check_model(model)
+    check_model(model)
     if base is None:
         base = base_parameters(model, armature=armature, viscous=viscous, coulomb=coulomb)
     n, L = model.n, int(harmonics)

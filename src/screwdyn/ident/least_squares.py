@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from ..dynamics import _check_model
+from ..dispatch import check_model
 from ..errors import InputError
 from ..model import Model
 from ..model_params import inertial_parameters, physical_consistency
@@ -121,7 +121,7 @@ def identify(model: Model, q, qd=None, qdd=None, tau=None, *, t=None, dt=None, b
     the weighted residual variance (``N_e`` equations kept; ``= sigma^2 (Y_b^T Y_b)^-1`` for OLS),
     assuming independent noise on the torques; ``std`` is the square root of its diagonal.
     """
-    _check_model(model)
+    check_model(model)
     n = model.n
     if base is None:
         base = base_parameters(model, armature=armature, viscous=viscous, coulomb=coulomb)

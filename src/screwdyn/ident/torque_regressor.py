@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms import regressor as _reg
-from ..dynamics import _batch_arrays, _check_model, _output, _raise_nonfinite, _run_batch, _vector
+from ..algorithms.regressor import ARMATURE, COULOMB, VISCOUS
+from ..dispatch import Kernel, call, check_model
 from ..model import Model
 
 __all__ = ["regressor"]
 
 
+_REGRESSOR = Kernel("regressor", "regressor")
+
+
 def _extras(armature, viscous, coulomb) -> int:
-    return (_reg.ARMATURE if armature else 0) | (_reg.VISCOUS if viscous else 0) | (_reg.COULOMB if coulomb else 0)
+    return (ARMATURE if armature else 0) | (VISCOUS if viscous else 0) | (COULOMB if coulomb else 0)
 
 
 def regressor(model: Model, q, qd, qdd, *, armature=False, viscous=False, coulomb=False, out=None) -> np.ndarray:
@@ -58,21 +61,7 @@ def regressor(model: Model, q, qd, qdd, *, armature=False, viscous=False, coulom
     >>> (Y @ inertial_parameters(model)).round(6), screwdyn.inverse_dynamics(model, [0.3], [1.0], [2.0]).round(6)
     (array([3.899053]), array([3.899053]))
     """
-    _check_model(model)
+    check_model(model)
     n = model.n
-    q = _vector(q, n, "q")
-    qd = _vector(qd, n, "qd")
-    qdd = _vector(qdd, n, "qdd")
-    extras = _extras(armature, viscous, coulomb)
     ncols = n * (10 + bool(armature) + bool(viscous) + bool(coulomb))
-    kd = model._kd
-    if q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:
-        Y = _output(out, (n, ncols))
-        code = _reg.regressor(kd, q, qd, qdd, extras, Y)
-        if code:
-            _raise_nonfinite(code)
-        return Y
-    batch_shape, (Q, QD, QDD) = _batch_arrays(n, (q, qd, qdd), ("q", "qd", "qdd"))   # writable C arrays
-    Y = _output(out, batch_shape + (n, ncols))
-    _run_batch(_reg.regressor_batch, batch_shape, kd, Q, QD, QDD, extras, Y.reshape(-1, n, ncols))
-    return Y
+    return call(_REGRESSOR, model, (q, qd, qdd), (n, ncols), params=(_extras(armature, viscous, coulomb),), out=out)

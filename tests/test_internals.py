@@ -1,5 +1,7 @@
-"""The fused multiply-add helpers of ``algorithms/fma.py``: one rounding where the CPU fuses,
-the plain ``a * b + c`` where it does not, and dot products summed in the order they state."""
+"""What screwdyn takes from numba's internals (``algorithms/internals.py``): fused multiply-adds
+with one rounding where the CPU fuses and the plain ``a * b + c`` where it does not, dot products
+summed in the order they state, stack arrays and views; and the plain fallback of each, which the
+whole kernel layer runs on when ``SCREWDYN_NUMBA=plain`` (same results to rounding)."""
 from fractions import Fraction
 
 import numpy as np
@@ -7,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from screwdyn.algorithms import fma as _fma
-from screwdyn.algorithms.fma import HAS_FMA
+from screwdyn.algorithms import internals as _fma
+from screwdyn.algorithms.internals import HAS_FMA
 
 # the helpers are numba intrinsics, callable from compiled code only
 
@@ -105,9 +107,70 @@ def test_no_fusing_when_numba_compiles_for_a_named_cpu(tmp_path):
     import sys
 
     code = ("from numba import njit\n"
-            "from screwdyn.algorithms.fma import HAS_FMA, fma\n"
+            "from screwdyn.algorithms.internals import HAS_FMA, fma\n"
             "f = njit(lambda a, b, c: fma(a, b, c))\n"
             "print(HAS_FMA, f(1.0 + 2.0**-30, 1.0 - 2.0**-30, -1.0))\n")
     env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "0.0"]
+
+
+@njit
+def _views(w):
+    a = _fma.window(w, 4, (3, 5))
+    b = _fma.window(w, 10, (2, 3, 4))
+    a[1, 2] = -1.0
+    s = _fma.stack((2, 3))
+    for i in range(2):
+        for j in range(3):
+            s[i, j] = 10 * i + j
+    return a.copy(), b.copy(), s.sum()
+
+
+def test_views_alias_the_array_and_stack_arrays_are_their_own():
+    w = np.arange(40.0)
+    a, b, total = _views(w)
+    np.testing.assert_array_equal(b, w[10:34].reshape(2, 3, 4))   # after the write through a
+    assert w[4 + 5 + 2] == -1.0 and a[1, 2] == -1.0 and b[0, 0, 1] == -1.0
+    assert total == 36.0
+
+
+PLAIN = """
+import numpy as np, screwdyn
+from screwdyn.algorithms import internals
+assert internals.MODE == "{mode}", internals.MODE
+rng = np.random.default_rng(5)
+out = []
+for name in ("ur5", "panda"):
+    m = screwdyn.models.load(name)
+    Q, QD, QDD = rng.normal(size=(3, 20, m.n))
+    for f, args in ((screwdyn.inverse_dynamics, (Q, QD, QDD)), (screwdyn.mass_matrix, (Q,)),
+                    (screwdyn.forward_dynamics, (Q, QD, QDD))):
+        batch = f(m, *args)
+        for k in (0, 19):
+            one = f(m, *(a[k] if isinstance(a, np.ndarray) else a for a in args))
+            assert np.array_equal(one, batch[k]), f.__name__   # one state and a batch: the same kernel
+        out.append(batch)
+np.save("{path}", np.concatenate([np.ravel(x) for x in out]))
+"""
+
+
+def test_plain_mode_runs_every_kernel_with_the_same_results(tmp_path):
+    """With SCREWDYN_NUMBA=plain the kernels use none of the internals (the runtime on, heap work
+    arrays, reshape views, an even split of batches, a * b + c): they give the fast mode's results
+    to rounding, and a state alone equals the same state in a batch in both. (Three functions, the
+    three kinds of kernel: plain mode compiles at every run.)"""
+    import os
+    import subprocess
+    import sys
+
+    results = {}
+    for mode in ("fast", "plain"):
+        path = tmp_path / f"{mode}.npy"
+        env = dict(os.environ, SCREWDYN_NUMBA=mode)   # (plain mode does not cache; fast mode shares the cache)
+        r = subprocess.run([sys.executable, "-c", PLAIN.format(mode=mode, path=path)], env=env, capture_output=True,
+                           text=True, timeout=900)
+        assert r.returncode == 0, r.stderr
+        results[mode] = np.load(path)
+    fast, plain = results["fast"], results["plain"]
+    assert np.allclose(plain, fast, rtol=1e-11, atol=1e-11 * np.abs(fast).max())

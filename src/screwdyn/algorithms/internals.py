@@ -1,0 +1,358 @@
+"""Everything screwdyn takes from numba beyond its documented API, in this one module, each piece
+with a plain fallback.
+
+The kernels are written against the names below. By default (``MODE == "fast"``) they are:
+
+* :data:`KERNEL`, :data:`HELPER`: decorator options. Kernels are compiled without numba's
+  reference-counting runtime (the target option ``_nrt``, undocumented): their compiled entry
+  points then take arrays as they are, where with the runtime each array costs a reference-counted
+  record made and freed per call (0.15 against 0.31 us for a call with three arrays). Such a
+  kernel cannot allocate on the heap: its work arrays live on the stack (:func:`stack`).
+  Helpers are inlined by LLVM (``forceinline``), not by numba (``inline="always"`` retypes a
+  helper at every call site: most of the compile time).
+* :func:`stack`: a fresh array on the stack of the calling kernel (an LLVM ``alloca``),
+  each one memory of its own, so that the compiler vectorises loops reading one and writing
+  another without checking them for overlap.
+* :func:`window`: a C-contiguous array seen with another shape, built in the compiled code: numba's
+  ``reshape`` calls a C helper per array, and a kernel without the runtime cannot call
+  ``as_strided``.
+* :func:`as_contiguous`: a 1-D array that the caller checked to have a unit stride, typed
+  C-contiguous (the same memory), so that the arithmetic indexes it without loading a stride.
+* :func:`fetch_add`, :func:`num_threads`: an atomic addition, for the batch drivers' dynamic
+  scheduling, and numba's thread count read in compiled code (a call of the threading layer's
+  ``get_num_threads`` by its symbol; ``numba.get_num_threads()`` there goes through a ctypes
+  pointer, which numba cannot cache).
+* :func:`fma`, :func:`dot3`, :func:`dot6`, :func:`matmul3`: fused multiply-adds written as LLVM IR
+  at the call site (one rounding where the CPU fuses: explicit, so that the vectorised loop over
+  states and one state give the same numbers bit for bit; never left to the compiler).
+* :func:`install_cache_stamp`, :func:`cache_has`: numba stamps a cached kernel with the hash of its
+  own source file only, so an edit of a shared file (``joints.py``) would leave stale machine code;
+  the stamp is extended with a hash of every file of the kernel folder. And whether a kernel's
+  signature is in the cache, read from numba's index before compiling (to say that it compiles).
+
+``MODE == "plain"`` (``SCREWDYN_NUMBA=plain`` in the environment, or forced when one of the pieces
+above is missing from the installed numba) uses none of them: the runtime stays on, helpers are
+numba's ordinary functions, work arrays come from ``np.empty``, views from ``reshape``, the batch
+drivers split a batch evenly over ``prange`` (no atomics), ``fma(a, b, c)`` is ``a * b + c``,
+and nothing is cached (without the stamp a stale cache could compute with old code). The same
+kernels, slower, with the same results to rounding; ``tests/test_internals.py`` runs the kernels
+in this mode too. The package pins the numba version these were written against (pyproject.toml).
+"""
+import functools
+import hashlib
+import os
+import platform
+import sys
+import warnings
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+__all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "window", "as_contiguous", "fetch_add",
+           "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA", "install_cache_stamp", "cache_has"]
+
+
+def _fast_pieces():
+    """The undocumented numba pieces, or the error that says which one is missing."""
+    from llvmlite import ir
+    from numba.core import caching, cgutils
+    from numba.core.cpu import CPUTargetOptions
+    from numba.core.imputils import impl_ret_borrowed
+    from numba.np.arrayobj import populate_array
+    if not hasattr(CPUTargetOptions, "_nrt") or not hasattr(caching.CacheImpl, "_locator_classes"):
+        raise AttributeError("numba's CPUTargetOptions._nrt or CacheImpl._locator_classes")
+    return ir, caching, cgutils, impl_ret_borrowed, populate_array
+
+
+MODE = "plain" if os.environ.get("SCREWDYN_NUMBA", "fast").lower() == "plain" else "fast"
+if MODE == "fast":
+    try:
+        _llir, _caching, _cgutils, _impl_ret_borrowed, _populate_array = _fast_pieces()
+    except (ImportError, AttributeError) as e:   # pragma: no cover - a numba other than the pinned one
+        warnings.warn(f"screwdyn: this numba lacks {e}; the kernels run in plain mode (slower, not cached)",
+                      RuntimeWarning)
+        MODE = "plain"
+
+FAST = MODE == "fast"
+CACHED = FAST                    # see the module docstring: no cache without the stamp
+ATOMICS = FAST
+KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy"} if FAST   # numpy: x / 0 is inf, no exception
+          else {"cache": False, "error_model": "numpy"})
+HELPER = dict(KERNEL, forceinline=True) if FAST else KERNEL
+INLINE = {"cache": CACHED, "inline": "always"}    # the few helpers that return an array (a view):
+#   inlined by numba, since a function compiled without the runtime may only return its arguments
+DRIVER = {"cache": CACHED, "inline": "always"}   # the batch drivers' set-up: inlined into the parallel function (it allocates, and reads the thread count, defined once numba launches its threads)
+
+
+# ---------------------------------------------------------------------------------- fused arithmetic
+def _host_has_fma():
+    import llvmlite.binding as llvm
+    import numba
+    if numba.config.CPU_NAME:     # compiling for a named CPU (a portable cache): it may lack FMA
+        return False
+    if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return bool(llvm.get_host_cpu_features().get("fma", False))
+    return True                   # aarch64, ppc64le, s390x: fused multiply-add is in the base ISA
+
+
+HAS_FMA = FAST and _host_has_fma()
+
+
+def _reals(args):
+    return all(isinstance(x, (types.Float, types.Integer)) for x in args)
+
+
+if FAST:
+    def _fma_ir(builder, x, y, z):
+        """``x * y + z``: one ``llvm.fma.f64`` where the CPU fuses, else a product and a sum
+        (without fast-math flags, so LLVM does not contract them either)."""
+        if HAS_FMA:
+            d = _llir.DoubleType()
+            f = builder.module.declare_intrinsic("llvm.fma", [d], _llir.FunctionType(d, [d, d, d]))
+            return builder.call(f, [x, y, z])
+        return builder.fadd(builder.fmul(x, y), z)
+
+    def _doubles(context, builder, values, value_types):
+        return [context.cast(builder, v, t, types.float64) for v, t in zip(values, value_types)]
+
+    def _dot_ir(builder, a, b):
+        """``a0 b0 + a1 b1 + ...`` in that order: the first term a product, each next one fused in."""
+        acc = builder.fmul(a[0], b[0])
+        for x, y in zip(a[1:], b[1:]):
+            acc = _fma_ir(builder, x, y, acc)
+        return acc
+
+    def _fused_sum(args):
+        if not _reals(args):
+            return None
+
+        def codegen(context, builder, signature, llargs):
+            x = _doubles(context, builder, llargs, signature.args)
+            return _dot_ir(builder, x[:len(x) // 2], x[len(x) // 2:])
+        return types.float64(*args), codegen
+
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        """``a * b + c`` with one rounding (where the CPU fuses)."""
+        if not _reals((a, b, c)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            return _fma_ir(builder, *_doubles(context, builder, args, signature.args))
+        return types.float64(a, b, c), codegen
+
+    @intrinsic
+    def dot3(typingctx, a0, a1, a2, b0, b1, b2):
+        """``a0 b0 + a1 b1 + a2 b2``, summed in that order (two fused multiply-adds)."""
+        return _fused_sum((a0, a1, a2, b0, b1, b2))
+
+    @intrinsic
+    def dot6(typingctx, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+        """``a . b`` for 6-vectors, summed in order (five fused multiply-adds)."""
+        return _fused_sum((a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5))
+
+    @intrinsic
+    def matmul3(typingctx, A, B):
+        """``A B`` for 3x3 matrices given as 9-tuples, row-major: entry ``(i, j)`` is :func:`dot3` of
+        row ``i`` of ``A`` and column ``j`` of ``B``."""
+        if not all(isinstance(X, types.BaseTuple) and len(X) == 9 and _reals(X.types) for X in (A, B)):
+            return None
+        out = types.UniTuple(types.float64, 9)
+
+        def codegen(context, builder, signature, args):
+            a, b = (_doubles(context, builder, [builder.extract_value(t, k) for k in range(9)], ty.types)
+                    for t, ty in zip(args, signature.args))
+            return context.make_tuple(builder, out, [_dot_ir(builder, a[3 * i:3 * i + 3], b[j::3])
+                                                     for i in range(3) for j in range(3)])
+        return out(A, B), codegen
+else:
+    @njit(**HELPER)
+    def fma(a, b, c):
+        return a * b + c
+
+    @njit(**HELPER)
+    def dot3(a0, a1, a2, b0, b1, b2):
+        return a0 * b0 + a1 * b1 + a2 * b2
+
+    @njit(**HELPER)
+    def dot6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+        return a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4 + a5 * b5
+
+    @njit(**HELPER)
+    def matmul3(A, B):
+        return (dot3(A[0], A[1], A[2], B[0], B[3], B[6]), dot3(A[0], A[1], A[2], B[1], B[4], B[7]),
+                dot3(A[0], A[1], A[2], B[2], B[5], B[8]), dot3(A[3], A[4], A[5], B[0], B[3], B[6]),
+                dot3(A[3], A[4], A[5], B[1], B[4], B[7]), dot3(A[3], A[4], A[5], B[2], B[5], B[8]),
+                dot3(A[6], A[7], A[8], B[0], B[3], B[6]), dot3(A[6], A[7], A[8], B[1], B[4], B[7]),
+                dot3(A[6], A[7], A[8], B[2], B[5], B[8]))
+
+
+# ---------------------------------------------------------------------------------- arrays
+if FAST:
+    @intrinsic
+    def stack(typingctx, shape):
+        """A fresh C-contiguous float64 array of ``shape`` (a tuple of integers) on the stack of the
+        calling function: an LLVM ``alloca`` emitted at the call site, so call it in the kernel's
+        own body, once (never in a loop, never from a helper that returns it)."""
+        if not (isinstance(shape, types.UniTuple) and isinstance(shape.dtype, types.Integer)):
+            return None
+        ndim = shape.count
+        result = types.Array(types.float64, ndim, "C")
+
+        def codegen(context, builder, signature, args):
+            dims = [context.cast(builder, d, shape.dtype, types.intp)
+                    for d in _cgutils.unpack_tuple(builder, args[0], ndim)]
+            size = dims[0]
+            for d in dims[1:]:
+                size = builder.mul(size, d)
+            data = builder.alloca(context.get_value_type(types.float64), size=size)
+            itemsize = context.get_constant(types.intp, 8)
+            strides = [itemsize]
+            for d in reversed(dims[1:]):
+                strides.insert(0, builder.mul(strides[0], d))
+            out = context.make_array(result)(context, builder)
+            _populate_array(out, data=data, shape=dims, strides=strides, itemsize=itemsize, meminfo=None)
+            return out._getvalue()
+        return result(shape), codegen
+
+    @intrinsic
+    def window(typingctx, w, o, shape):
+        """``w[o:]`` (a C-contiguous array of any ``ndim``, read flat) seen as a C-contiguous array of
+        ``shape`` (a tuple of integers): the same memory and owner, no copy, no check (the caller
+        keeps ``o + prod(shape) <= w.size``)."""
+        if not (isinstance(w, types.Array) and w.layout == "C" and isinstance(o, types.Integer)
+                and isinstance(shape, types.UniTuple) and isinstance(shape.dtype, types.Integer)):
+            return None
+        ndim = shape.count
+        result = types.Array(w.dtype, ndim, "C")
+
+        def codegen(context, builder, signature, args):
+            src = context.make_array(signature.args[0])(context, builder, args[0])
+            offset = context.cast(builder, args[1], signature.args[1], types.intp)
+            dims = [context.cast(builder, d, shape.dtype, types.intp)
+                    for d in _cgutils.unpack_tuple(builder, args[2], ndim)]
+            itemsize = context.get_constant(types.intp, context.get_abi_sizeof(context.get_data_type(w.dtype)))
+            strides = [itemsize]
+            for d in reversed(dims[1:]):
+                strides.insert(0, builder.mul(strides[0], d))
+            out = context.make_array(result)(context, builder)
+            _populate_array(out, data=builder.gep(src.data, [offset], inbounds=True), shape=dims, strides=strides,
+                            itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
+            return _impl_ret_borrowed(context, builder, result, out._getvalue())
+        return result(w, o, shape), codegen
+
+    @intrinsic
+    def as_contiguous(typingctx, a):
+        """``a`` (its strides checked to be a C array's) typed C-contiguous: the same array, no copy."""
+        if not isinstance(a, types.Array):
+            return None
+        c = a.copy(layout="C")
+
+        def codegen(context, builder, signature, args):
+            return _impl_ret_borrowed(context, builder, c, args[0])
+        return c(a), codegen
+
+    @intrinsic
+    def fetch_add(typingctx, counter, k):
+        """``counter[0] += k`` as one atomic operation (``counter``: a 1-D int64 array the threads
+        share); returns the value before."""
+        if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+            return None
+
+        def codegen(context, builder, signature, args):
+            array = context.make_array(signature.args[0])(context, builder, args[0])
+            return builder.atomic_rmw("add", array.data, args[1], "monotonic")
+        return types.int64(counter, types.int64), codegen
+
+    @intrinsic
+    def num_threads(typingctx):
+        """numba's thread count for the calling thread (``numba.set_num_threads``, else
+        ``NUMBA_NUM_THREADS``). Only in ``parallel=True`` functions: numba launches the threading
+        layer, which defines the symbol, before it compiles or loads one."""
+        def codegen(context, builder, signature, args):
+            fnty = _llir.FunctionType(_cgutils.intp_t, [])
+            return builder.call(_cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads"), [])
+        return types.intp(), codegen
+else:
+    @njit(**HELPER)
+    def stack(shape):
+        return np.empty(shape)
+
+    @njit(**HELPER)
+    def window(w, o, shape):
+        size = 1
+        for d in shape:
+            size *= d
+        return w.reshape(-1)[o:o + size].reshape(shape)
+
+    @njit(**HELPER)
+    def as_contiguous(a):
+        return np.ascontiguousarray(a)
+
+    def fetch_add(counter, k):   # pragma: no cover - never called in plain mode (ATOMICS is False)
+        raise NotImplementedError
+
+    def num_threads():   # pragma: no cover - never called in plain mode
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------------- the cache
+def _sources_digest(folder) -> bytes:
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as f:
+                h.update(name.encode() + b"\0" + f.read())
+    return h.digest()
+
+
+def install_cache_stamp(folder):
+    """Extend numba's cache stamp of every kernel defined in ``folder`` with a hash of all the
+    folder's sources (call it before any kernel is decorated): any edit recompiles every kernel.
+    Other packages' caches are untouched. Nothing to do in plain mode, which does not cache."""
+    if not FAST:
+        return
+    impl = _caching.CacheImpl
+    if any(getattr(c, "_screwdyn_stamp", False) for c in impl._locator_classes):
+        return
+    folder = os.path.abspath(folder)
+    digest = _sources_digest(folder)
+
+    def wrap(base):
+        def get_source_stamp(self):
+            stamp = base.get_source_stamp(self)
+            path = os.path.abspath(getattr(self, "_py_file", ""))
+            return (stamp, digest) if os.path.dirname(path) == folder else stamp
+        return type(base.__name__, (base,), {"get_source_stamp": get_source_stamp, "_screwdyn_stamp": True,
+                                             "__module__": base.__module__})
+
+    impl._locator_classes = [wrap(c) for c in impl._locator_classes]
+
+
+def cache_has(dispatcher, signature) -> bool:
+    """Whether numba's cache holds ``dispatcher`` compiled for ``signature`` (a tuple of types) for
+    this machine: the index entry, read without loading the code."""
+    if not FAST:
+        return False
+    cache = dispatcher._cache
+    try:
+        key = cache._index_key(signature, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:   # noqa: BLE001 - an unreadable index is a miss
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def compile_note() -> str:
+    """Where the cache lives, for the message that says a first call compiles."""
+    if not FAST:
+        return "plain mode: nothing is cached"
+    import numba
+    where = numba.config.CACHE_DIR or "the package's __pycache__ folders (or ~/.cache/numba when read-only)"
+    return f"cached in {where}"
+
+
+def say(message):
+    """One line on stderr (what the user of a first call should know)."""
+    print(f"screwdyn: {message}", file=sys.stderr, flush=True)

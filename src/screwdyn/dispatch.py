@@ -1,0 +1,348 @@
+"""The one place that calls the compiled kernels: it checks the inputs, picks a kernel's one-state
+or batch entry point (:mod:`screwdyn.algorithms.entry`), handles ``out=``, and turns the kernels'
+status codes into exceptions.
+
+A call with one state ``(n,)`` of float64 vectors goes straight to the one-state entry point (the
+*fast path*: a few attribute tests, no copy); a ``(B, n)`` float64 batch straight to the batch entry
+point, which checks its arrays' layout itself. Anything else (lists, other dtypes, strides,
+broadcasting, leading batch axes, ``f_ext`` given as a dict) takes the general path, which checks,
+converts and copies once, then calls the same entry points. Sizes and values are checked here,
+never in the kernels' loops; a NaN or inf is found by the kernel (``status[k]``) and reported here
+with the argument's name and the batch index.
+
+Entry points are compiled on first use, or loaded from numba's cache (the package ships one for the
+machine it was installed on: ``setup.py``). When a first call has to compile, it says so once, on
+stderr. A model whose work does not fit the stack of numba's threads runs its states one at a time,
+on a thread of its own with a stack made for it.
+"""
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+
+import numpy as np
+
+from .algorithms.internals import MODE, cache_has, compile_note, say
+from .algorithms.status import Status
+from .algorithms.work import STACK_LIMIT
+from .errors import InputError, ModelError
+from .model import Model
+from .spatial import Ad, inverse_transform
+
+__all__ = ["Kernel", "call", "vector", "check_model", "output", "external_wrenches", "raise_status"]
+
+F64 = np.dtype(np.float64)
+_ND = np.ndarray
+_empty = np.empty
+NOT_FAST = int(Status.NOT_FAST)
+_NO_FEXT = np.zeros((1, 6))          # stands in for f_ext when there is none (the kernels do not read it)
+_NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
+_NOT_ARRAYS = (AttributeError, TypeError)   # what the fast paths' tests and the entry points raise for non-arrays
+
+
+# ---------------------------------------------------------------------------------- the entry points
+class Kernel:
+    """An algorithm's entry points (``ENTRIES[key]`` of ``screwdyn.algorithms.<module>``), imported
+    and bound on first use: importing every kernel module up front would make ``import screwdyn``
+    create all their dispatchers."""
+
+    _said = False                     # the compile note is said once per process
+    _lock = threading.Lock()
+
+    def __init__(self, module, key):
+        self.module, self.key = module, key
+        self._entry = None
+
+    @property
+    def entry(self):
+        if self._entry is None:
+            self._entry = importlib.import_module(f"screwdyn.algorithms.{self.module}").ENTRIES[self.key]
+        return self._entry
+
+    def one(self, *args):
+        """The one-state entry point (see :mod:`screwdyn.algorithms.entry`); the first call binds it
+        in place of this method."""
+        entry = self.bind("one")
+        self.one = entry
+        return entry(*args)
+
+    def batch(self, lanes):
+        """The batch entry point compiled for ``lanes`` lanes (None: a kernel without lanes)."""
+        compiled = self.entry.compiled.get(("batch", lanes))
+        return compiled if compiled is not None else self.bind("batch", lanes)
+
+    def bind(self, which, lanes=None):
+        """The compiled entry point of a signature, from numba's cache or compiled now."""
+        entry = self.entry
+        key = (which, lanes)
+        compiled = entry.compiled.get(key)
+        if compiled is None:
+            dispatcher = entry.one if which == "one" else entry.batch
+            signature = entry.signature(which, lanes)
+            if not Kernel._said and not cache_has(dispatcher, signature):
+                with Kernel._lock:
+                    if not Kernel._said:
+                        Kernel._said = True
+                        say("compiling the numba kernels for this machine (the first call of each function takes "
+                            f"1-20 s, about a minute for all; {compile_note()}); numba mode: {MODE}")
+            compiled = entry.compiled[key] = dispatcher.compile(signature)
+        return compiled
+
+    def lanes(self, n):
+        """The lanes a batch runs with for a model of ``n`` bodies: the entry's LANES when they fit
+        the stack, else 1 (None for a kernel without lanes); 0 when one lane does not fit, and its
+        states go one at a time on a thread with a large stack."""
+        entry = self.entry
+        per_lane = entry.work_floats(n)
+        if per_lane > STACK_LIMIT:
+            return 0
+        if not entry.lanes:
+            return None
+        return entry.lanes if entry.lanes * per_lane <= STACK_LIMIT else 1
+
+    def lanes_for(self, model):
+        """:meth:`lanes` for ``model``, worked out once per model."""
+        lanes = model._derived.get(self.key, -1)
+        if lanes == -1:
+            lanes = model._derived[self.key] = self.lanes(model.n)
+        return lanes
+
+    def run_batch(self, model, args, lanes):
+        """The batch entry point on ``args`` (outputs and ``status`` last)."""
+        return self.batch(lanes)(*args) if lanes is None else self.batch(lanes)(*args, lanes)
+
+
+def on_large_stack(floats, function, *args):
+    """``function(*args)`` on a new thread whose stack holds ``floats`` float64 numbers of work with
+    room to spare (a model too large for the stack of the calling thread)."""
+    result, error = [], []
+
+    def run():
+        try:
+            result.append(function(*args))
+        except BaseException as e:   # noqa: BLE001 - re-raised in the caller
+            error.append(e)
+
+    with Kernel._lock:
+        previous = threading.stack_size(max(8 * floats * 2 + (4 << 20), 32 << 20))
+        try:
+            thread = threading.Thread(target=run, name="screwdyn-large-model")
+            thread.start()
+        finally:
+            threading.stack_size(previous)
+    thread.join()
+    if error:
+        raise error[0]
+    return result[0]
+
+
+# ---------------------------------------------------------------------------------- checks
+def check_model(model):
+    if not isinstance(model, Model):
+        raise InputError(f"model must be a screwdyn.Model, got {type(model).__name__}")
+
+
+def vector(x, n, name) -> np.ndarray:
+    """``x`` as a float64 array whose last axis has length ``n``."""
+    if type(x) is not _ND or x.dtype is not F64:
+        try:
+            x = np.asarray(x, dtype=float)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"{name} must be an array of numbers: {e}") from None
+    if x.ndim == 0 or x.shape[-1] != n:
+        raise InputError(f"{name} must have shape ({n},) or (..., {n}) for this model, got shape {x.shape}")
+    return x
+
+
+def output(out, shape, name="out") -> np.ndarray:
+    """``out`` checked as a writable C-contiguous float64 array of ``shape``, or a new one."""
+    if out is None:
+        return _empty(shape)
+    if (type(out) is not _ND or out.dtype != F64 or out.shape != shape or not out.flags.c_contiguous
+            or not out.flags.writeable):
+        raise InputError(f"{name} must be a writable C-contiguous float64 array of shape {shape}")
+    return out
+
+
+def _rows(a, shape, n):
+    """``a`` broadcast to ``shape`` as a writable C-contiguous ``(B, n)`` array (the entry points are
+    compiled for that one array type: a read-only view would compile another)."""
+    if a.shape != shape:
+        a = np.broadcast_to(a, shape)
+    if not (a.flags.c_contiguous and a.flags.writeable):
+        a = np.array(a, order="C")
+    return a.reshape(-1, n)
+
+
+def batch_shape_of(arrays, names):
+    """The batch shape (leading axes) the state arrays broadcast to."""
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):   # (np.broadcast_shapes costs 5 us: only when needed)
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError:
+            shapes = ", ".join(f"{nm} {a.shape}" for nm, a in zip(names, arrays))
+            raise InputError(f"state arrays do not broadcast to one batch: {shapes}") from None
+    return shape[:-1]
+
+
+def raise_status(code, names, index=None):
+    """Raise for a kernel's status ``code`` (``names``: its state arguments, in order)."""
+    where = "" if index is None else f" (batch index {index})"
+    code = int(code)
+    if code == Status.SINGULAR:
+        raise ModelError(f"the mass matrix is singular{where}: a joint moves neither mass nor rotational "
+                         "inertia (give its subtree inertia or the joint an armature)")
+    if code == Status.NONFINITE_FEXT:
+        raise InputError(f"f_ext contains NaN or inf{where}")
+    if Status.NONFINITE <= code < Status.NONFINITE + len(names):
+        raise InputError(f"{names[code - Status.NONFINITE]} contains NaN or inf{where}")
+    raise AssertionError(f"a kernel answered status {code}")   # pragma: no cover - NOT_FAST on the general path
+
+
+def _raise_first(status, batch_shape, names):
+    k = int(np.flatnonzero(status)[0])
+    raise_status(status[k], names, tuple(int(x) for x in np.unravel_index(k, batch_shape)) if batch_shape else None)
+
+
+def _frame_wrench_maps(model):
+    """``{frame name: (body, [Ad_{T_{f,b}}]^T)}`` for the frames on moving bodies, made once per model."""
+    maps = model._derived.get("wrench_maps")
+    if maps is None:
+        maps = {name: (int(model.frame_body[k]), np.ascontiguousarray(Ad(inverse_transform(model.frame_pose[k])).T))
+                for k, name in enumerate(model.frame_names)}
+        model._derived["wrench_maps"] = maps
+    return maps
+
+
+def external_wrenches(model: Model, f_ext, batch_shape=()) -> np.ndarray:
+    """``f_ext`` as an array ``(*batch_shape, n, 6)`` of wrenches ``(n, f)`` on each body, in its frame.
+
+    ``f_ext`` is either that array (broadcastable) or a dict ``{frame_name: wrench}`` where the
+    wrench ``(6,)`` or ``(..., 6)`` is expressed in the named frame (any link, merged fixed links
+    included); it is moved to the carrying body's frame by ``F_b = [Ad_{T_{f,b}}]^T F_f``.
+    A wrench on a frame fixed to the base does not load any joint and is dropped.
+    """
+    n = model.n
+    if isinstance(f_ext, dict):
+        maps = _frame_wrench_maps(model)
+        out = np.zeros(tuple(batch_shape) + (n, 6))
+        for name, w in f_ext.items():
+            try:
+                b, X = maps[name]
+            except (KeyError, TypeError):
+                raise InputError(f"f_ext: unknown link or frame {name!r}; known: {list(model.frame_names)}") from None
+            w = vector(w, 6, f"f_ext[{name!r}]")
+            if b < 0:
+                continue
+            try:
+                out[..., b, :] += w @ X.T
+            except ValueError:
+                raise InputError(f"f_ext[{name!r}] has shape {w.shape}, which does not broadcast to the batch "
+                                 f"shape {tuple(batch_shape)}") from None
+        return out
+    f = vector(f_ext, 6, "f_ext")
+    if f.ndim < 2 or f.shape[-2] != n:
+        raise InputError(f"f_ext must have shape ({n}, 6) or (..., {n}, 6) for this model, got shape {f.shape}")
+    try:
+        return np.broadcast_to(f, tuple(batch_shape) + (n, 6))
+    except ValueError:
+        raise InputError(f"f_ext shape {f.shape} does not broadcast to the batch shape {tuple(batch_shape)}") from None
+
+
+# ---------------------------------------------------------------------------------- the call
+def call(kernel: Kernel, model, states, shape, fext=None, params=(), out=None):
+    """Run ``kernel`` on ``states`` (a tuple of arrays ``(n,)`` or ``(..., n)`` that broadcast) and
+    return its output of ``shape`` per state (``(..., *shape)``), ``out`` if given. ``shape`` is a
+    tuple of ints, or a tuple of such for a kernel with several outputs (then a tuple is returned)."""
+    if type(model) is Model and model._stack_fits and fext is None and type(shape[0]) is int:
+        try:   # the fast path: float64 arrays of one state, or (B, n) states
+            nd = states[0].ndim
+            for s in states:
+                if s.ndim != nd or s.dtype is not F64:
+                    break
+            else:
+                if nd == 1:
+                    if out is None:
+                        y = _empty(shape)
+                    elif type(out) is _ND and out.dtype is F64 and out.flags.carray and out.shape == shape:
+                        y = out
+                    else:
+                        return general(kernel, model, states, shape, fext, params, out)
+                    if not kernel.one(model._kd, *states, *params, y):
+                        return y
+                elif nd == 2:
+                    B = states[0].shape[0]
+                    if out is None:
+                        y = _empty((B,) + shape)
+                    elif type(out) is _ND and out.dtype is F64 and out.flags.carray and out.shape == (B,) + shape:
+                        y = out
+                    else:
+                        return general(kernel, model, states, shape, fext, params, out)
+                    status = np.zeros(B, dtype=np.int64)
+                    if not kernel.run_batch(model, (model._kd, *states, *params, y, status), kernel.lanes_for(model)):
+                        if np.count_nonzero(status):   # (a C call, where status.any() goes through a ufunc)
+                            _raise_first(status, (B,), kernel.entry.states)
+                        return y
+        except _NOT_ARRAYS:
+            pass
+    return general(kernel, model, states, shape, fext, params, out)
+
+
+def general(kernel: Kernel, model, states, shape, fext=None, params=(), out=None):
+    """:func:`call` for any input: checks, converts and copies, then the same entry points."""
+    check_model(model)
+    entry = kernel.entry
+    names = entry.states
+    n = model.n
+    states = [vector(s, n, nm) for s, nm in zip(states, names)]
+    shapes = (shape,) if type(shape[0]) is int else shape
+    outs_given = (out,) if len(shapes) == 1 else (out or (None,) * len(shapes))
+    use_fext = fext is not None
+    single = all(s.ndim == 1 for s in states) and (not use_fext or isinstance(fext, dict) or np.ndim(fext) == 2)
+    if single:
+        ys = [output(o, sh) for o, sh in zip(outs_given, shapes)]
+        args = [np.ascontiguousarray(s) for s in states]
+        if entry.fext:
+            args += [np.require(external_wrenches(model, fext), F64, ["C", "W"]) if use_fext else _NO_FEXT, use_fext]
+        if kernel.lanes_for(model) == 0:
+            code = on_large_stack(entry.work_floats(n), kernel.one, model._kd, *args, *params, *ys)
+        else:
+            code = kernel.one(model._kd, *args, *params, *ys)
+        if code:
+            raise_status(code, names)
+        return ys[0] if len(ys) == 1 else tuple(ys)
+
+    batch_shape = batch_shape_of(states, names)
+    if use_fext:
+        F = external_wrenches(model, fext, batch_shape)
+        if F.shape[:-2] != batch_shape:   # f_ext brought extra batch axes
+            batch_shape = F.shape[:-2]
+        F = np.require(F, F64, ["C", "W"]).reshape(-1, n, 6)
+    rows = [_rows(s, batch_shape + (n,), n) for s in states]
+    B = rows[0].shape[0]
+    ys = [output(o, batch_shape + sh, "out") for o, sh in zip(outs_given, shapes)]
+    flat = [y.reshape((B,) + sh) for y, sh in zip(ys, shapes)]
+    if B:
+        args = [model._kd, *rows]
+        if entry.fext:
+            args += [F, True] if use_fext else [_NO_FEXT3, False]
+        status = np.zeros(B, dtype=np.int64)
+        lanes = kernel.lanes_for(model)
+        if lanes == 0:
+            on_large_stack(entry.work_floats(n), _one_at_a_time, kernel, entry, args, params, flat, status)
+        else:
+            kernel.run_batch(model, (*args, *params, *flat, status), lanes)
+        if np.count_nonzero(status):
+            _raise_first(status, batch_shape, names)
+    return ys[0] if len(ys) == 1 else tuple(ys)
+
+
+def _one_at_a_time(kernel, entry, args, params, outs, status):
+    """A batch state by state through the one-state entry point (a model too large for lanes)."""
+    kd, rows = args[0], args[1:1 + len(entry.states)]
+    F, use_fext = (args[-2], args[-1]) if entry.fext else (None, False)
+    for k in range(status.shape[0]):
+        extra = [F[k] if use_fext else _NO_FEXT, use_fext] if entry.fext else []
+        status[k] = kernel.one(kd, *(r[k] for r in rows), *extra, *params, *(y[k] for y in outs))

@@ -346,3 +346,37 @@ def _one_at_a_time(kernel, entry, args, params, outs, status):
     for k in range(status.shape[0]):
         extra = [F[k] if use_fext else _NO_FEXT, use_fext] if entry.fext else []
         status[k] = kernel.one(kd, *(r[k] for r in rows), *extra, *params, *(y[k] for y in outs))
+
+
+# ---------------------------------------------------------------------------------- compiling ahead
+def kernels():
+    """A :class:`Kernel` for every entry of every kernel module of :mod:`screwdyn.algorithms`."""
+    import pkgutil
+
+    from . import algorithms
+    found = []
+    for info in pkgutil.iter_modules(algorithms.__path__):
+        module = importlib.import_module(f"{algorithms.__name__}.{info.name}")
+        found += [Kernel(info.name, key) for key in getattr(module, "ENTRIES", {})]
+    return found
+
+
+def precompile(report=None):
+    """Compile every entry point (one state; batches with the kernel's LANES and with one lane) into
+    numba's cache, or load it from there. ``pip install`` runs this while it builds the package
+    (``setup.py``), so that an installed package's first calls load instead of compiling;
+    ``screwdyn compile`` runs it for another cache (``NUMBA_CACHE_DIR``, a read-only install).
+    ``report(name, seconds)`` hears of each. Returns the total time."""
+    total = 0.0
+    Kernel._said = True   # compiling is what was asked for
+    for kernel in kernels():
+        variants = [("one", None)] + ([("batch", kernel.entry.lanes), ("batch", 1)] if kernel.entry.lanes
+                                      else [("batch", None)])
+        for which, lanes in variants:
+            t0 = time.perf_counter()
+            kernel.bind(which, lanes)
+            dt = time.perf_counter() - t0
+            total += dt
+            if report:
+                report(f"{kernel.key} {which}" + (f" ({lanes} lanes)" if lanes else ""), dt)
+    return total

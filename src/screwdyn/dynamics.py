@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dispatch import Kernel, call, check_model, external_wrenches, vector
+from .dispatch import Kernel, check_model, external_wrenches, vector
 from .errors import InputError, ModelError
 from .model import Model
 
@@ -59,7 +59,7 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, friction=False, out=N
 
     Returns ``tau`` ``(..., n)`` [N m, N].
     """
-    tau = call(_RNEA, model, (q, qd, qdd), _shape(model), f_ext, out=out)
+    tau = _RNEA.call(model, q, qd, qdd, f_ext, out)
     if friction:
         tau += friction_torques(model, qd)
     return tau
@@ -87,7 +87,7 @@ def mass_matrix(model: Model, q, out=None) -> np.ndarray:
     inertia ``armature = gear_ratio^2 rotor_inertia`` on its diagonal, as Pinocchio's ``crba``.
     ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
     """
-    return call(_CRBA, model, (q,), _nn(model), out=out)
+    return _CRBA.call(model, q, None, out)
 
 
 def mass_matrix_inverse(model: Model, q, out=None) -> np.ndarray:
@@ -95,21 +95,21 @@ def mass_matrix_inverse(model: Model, q, out=None) -> np.ndarray:
     (docs/theory.md §10.2; Featherstone's branch-induced sparsity, no fill-in) and ``n`` solves,
     ``O(n^2 d)``. Exactly symmetric. ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n, n)``.
     Raises :class:`ModelError` when ``M`` is singular (a joint that moves no inertia)."""
-    return call(_MINV, model, (q,), _nn(model), out=out)
+    return _MINV.call(model, q, None, out)
 
 
 def gravity_torques(model: Model, q, out=None) -> np.ndarray:
     """Gravity torques ``g(q) = dU/dq`` (RNEA with ``qd = qdd = 0``; Pinocchio's
     ``computeGeneralizedGravity``). ``q``: ``(n,)`` or ``(..., n)``; returns ``(..., n)``."""
     zero = _zero(model)
-    return call(_RNEA, model, (q, zero, zero), _shape(model), out=out)
+    return _RNEA.call(model, q, zero, zero, None, out)
 
 
 def bias_torques(model: Model, q, qd, f_ext=None, out=None) -> np.ndarray:
     """The bias torques ``h = C(q, qd) qd + g(q) - sum_i J_i^T F_ext_i``: RNEA with ``qdd = 0``
     (Pinocchio's ``nonLinearEffects`` when ``f_ext`` is None), so that ``tau = M qdd + h``.
     ``f_ext`` as in :func:`inverse_dynamics`. Returns ``(..., n)``."""
-    return call(_RNEA, model, (q, qd, _zero(model)), _shape(model), f_ext, out=out)
+    return _RNEA.call(model, q, qd, _zero(model), f_ext, out)
 
 
 def coriolis_matrix(model: Model, q, qd, out=None) -> np.ndarray:
@@ -121,7 +121,7 @@ def coriolis_matrix(model: Model, q, qd, out=None) -> np.ndarray:
     Computed by the recursive ``O(n d)`` algorithm of Echeandia & Wensing (2021), the one of
     Pinocchio's ``computeCoriolisMatrix`` (equal to it; docs/theory.md §9). Returns ``(..., n, n)``.
     """
-    return call(_CORIOLIS, model, (q, qd), _nn(model), out=out)
+    return _CORIOLIS.call(model, q, qd, None, out)
 
 
 _FD_METHODS = {"aba": _ABA, "crba": _FD_CRB}
@@ -146,15 +146,7 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, method="aba", frictio
     if friction:
         check_model(model)
         tau = vector(tau, model.n, "tau") - friction_torques(model, qd)
-    return call(kernel, model, (q, qd, tau), _shape(model), f_ext, out=out)
-
-
-def _shape(model):
-    return model._shape if type(model) is Model else (0,)   # (a non-Model is refused by the dispatcher)
-
-
-def _nn(model):
-    return model._nn if type(model) is Model else (0, 0)
+    return kernel.call(model, q, qd, tau, f_ext, out)
 
 
 def _zero(model):
@@ -166,7 +158,7 @@ def _zero(model):
 # ---------------------------------------------------------------------------------------------
 def _energy_terms(model, q, qd):
     """``out (..., 11)``: KE, U, first moment (3), momentum about {0} (6)."""
-    return call(_ENERGY, model, (q, _zero(model) if qd is None else qd), (11,))
+    return _ENERGY.call(model, q, _zero(model) if qd is None else qd, shape=(11,))
 
 
 def _scalar(x):
@@ -264,7 +256,7 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
     the moving bodies only."""
     check_model(model)
     frames = _frames(model, "frames", model.frame_body, model.frame_pose)
-    return call(_POSES, model, (q,), (len(model.frame_names), 4, 4), params=frames)
+    return _POSES.call(model, q, params=frames, shape=(len(model.frame_names), 4, 4))
 
 
 def body_poses(model: Model, q) -> np.ndarray:
@@ -273,14 +265,14 @@ def body_poses(model: Model, q) -> np.ndarray:
     check_model(model)
     n = model.n
     frames = _frames(model, "bodies", np.arange(n), np.tile(np.eye(4), (n, 1, 1)))
-    return call(_POSES, model, (q,), (n, 4, 4), params=frames)
+    return _POSES.call(model, q, params=frames, shape=(n, 4, 4))
 
 
 def frame_pose(model: Model, q, frame) -> np.ndarray:
     """Pose ``T_{0,f}`` of one frame (name or index in ``model.frame_names``), ``(..., 4, 4)``."""
     body, T = _frame(model, frame)
     frames = _frames(model, ("pose", body, T.tobytes()), [body], T[None])
-    return call(_POSES, model, (q,), (1, 4, 4), params=frames)[..., 0, :, :]
+    return _POSES.call(model, q, params=frames, shape=(1, 4, 4))[..., 0, :, :]
 
 
 def jacobian(model: Model, q, frame, reference="space", out=None) -> np.ndarray:
@@ -298,13 +290,13 @@ def jacobian(model: Model, q, frame, reference="space", out=None) -> np.ndarray:
     """
     ref = _reference(reference)
     body, T = _frame(model, frame)
-    return call(_JACOBIAN, model, (q,), (6, model.n), params=(body, T, ref), out=out)
+    return _JACOBIAN.call(model, q, params=(body, T, ref), shape=(6, model.n), out=out)
 
 
 def _frame_motion(model, q, qd, frame, reference):
     ref = _reference(reference)
     body, T = _frame(model, frame)
-    return call(_FRAME_MOTION, model, (q, qd), ((6,), (6,)), params=(body, T, ref))
+    return _FRAME_MOTION.call(model, q, qd, params=(body, T, ref), shape=((6,), (6,)))
 
 
 def frame_velocity(model: Model, q, qd, frame, reference="space") -> np.ndarray:

@@ -33,15 +33,15 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import articulated, articulated_shift, body_inertia, inertia_apply, inertia_rotate
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
 from .joints import joint_poses, joint_screw
 from .layout import ARMAT, GRAVITY, PARENT
 from .spatial_kernels import ad, aligned, cross_force, rotate6, translate_twist, translate_wrench
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, load, load_wrenches, put,
-    row, store, units,
+    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, lanes_of, load, load_wrenches,
+    put, row, store, units,
 )
 
 LANES = 16   # Talos' 44 bodies keep their work on the stack
@@ -91,7 +91,7 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
     ``use_fext``): ``qdd[k]`` and ``status[k]`` (SINGULAR when some ``D_i <= 0``)."""
     n = kd.shape[0] - 1
     L = lanes
-    Q, QD, TAU, QDD = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))
+    Q, QD, TAU, QDDw = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))   # QDDw: lanes_of
     FE = stack((n, 6, L))
     Rw = stack((n + 1, 9, L))  # R_i; row n: the base
     r = stack((n, 3, L))
@@ -102,11 +102,11 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
     pA = stack((n, 6, L))
     U = stack((n, 6, L))
     D, u = stack((n, L)), stack((n, L))
-    P = stack((15, L))         # the parent's R and V (pass 1), its a (pass 3)
-    T = stack((12, L))
-    SC = stack((2, L))
-    G = stack((21, L))         # Ia of the child
-    H = stack((6, L))          # pa of the child
+    P = scratch(15, lanes)     # the parent's R and V (pass 1), its a (pass 3)
+    T = scratch(12, lanes)
+    SC = scratch(2, lanes)
+    G = scratch(21, lanes)     # Ia of the child
+    H = scratch(6, lanes)      # pa of the child
     bad = stack((L,)).view(np.int64)
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
@@ -117,6 +117,7 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
         load(tau, b, m, TAU, bad, Status.NONFINITE + 2)
         if use_fext:
             load_wrenches(fext, b, m, FE, bad)
+        QDD = lanes_of(QDDw, qdd, b)
         for l in range(m):
             put(Rw[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
             put(V[n], l, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))

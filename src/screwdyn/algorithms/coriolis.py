@@ -42,15 +42,15 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
 from .joints import joint_poses, joint_screw
 from .layout import PARENT
 from .spatial_kernels import ad, world_body
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, load, put, row,
-    store, units,
+    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load, put,
+    row, store, units,
 )
 
 LANES = 8   # its arrays grow as n^2: 8 lanes keep Talos' 44 joints on the stack
@@ -138,12 +138,12 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
     dJ = stack((n, 6, L))
     Yc = stack((n, 10, L))       # composite inertias in {0}
     Bc = stack((n, 12, L))       # composite B: B11 row-major, then f
-    Cl = stack((n, n, L))
-    A = stack((18, L))           # the parent's R, p and V
-    G = stack((22, L))           # the child's Yc and Bc
-    H = stack((15, L))           # dF_l, a_l, g_l
-    W = stack((12, L))
-    SC = stack((2, L))
+    Cw = stack((n, n, L))        # the lanes' C (lanes_of: with one lane, C's row itself)
+    A = scratch(18, lanes)       # the parent's R, p and V
+    G = scratch(22, lanes)       # the child's Yc and Bc
+    H = scratch(15, lanes)       # dF_l, a_l, g_l
+    W = scratch(12, lanes)
+    SC = scratch(2, lanes)
     bad = stack((L,)).view(np.int64)
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
@@ -155,6 +155,7 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
             put(Rw[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
             put(pw[n], l, (0.0, 0.0, 0.0))
             put(V[n], l, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+        Cl = lanes_of(Cw, C, b)
         for i in range(n):
             for j in range(n):
                 for l in range(m):

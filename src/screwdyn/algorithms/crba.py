@@ -27,15 +27,15 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply, inertia_rotate, inertia_shift
-from .internals import CACHED, HELPER, KERNEL, dot6, stack, window
+from .internals import CACHED, HELPER, KERNEL, dot6, scratch, stack, window
 from .joints import joint_poses, joint_screw
 from .layout import ARMAT, PARENT
 from .spatial_kernels import aligned, translate_wrench
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, load, put, row,
-    store, units,
+    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load, put,
+    row, store, units,
 )
 
 LANES = 16
@@ -63,12 +63,12 @@ def crba(kd, q, M, status, k0, k1, lanes):
     r = stack((n, 3, L))
     J = stack((n, 6, L))
     Ic = stack((n, 10, L))     # composite inertias
-    Ml = stack((n, n, L))
-    A = stack((9, L))          # the parent's axes
-    G = stack((10, L))         # the child's composite inertia
-    F = stack((6, L))
-    W = stack((12, L))
-    SC = stack((2, L))
+    Mw = stack((n, n, L))      # the lanes' M (lanes_of: with one lane, M's row itself)
+    A = scratch(9, lanes)      # the parent's axes
+    G = scratch(10, lanes)     # the child's composite inertia
+    F = scratch(6, lanes)
+    W = scratch(12, lanes)
+    SC = scratch(2, lanes)
     bad = stack((L,)).view(np.int64)
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
@@ -77,6 +77,7 @@ def crba(kd, q, M, status, k0, k1, lanes):
         load(q, b, m, Q, bad, Status.NONFINITE)
         for l in range(m):
             put(R[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
+        Ml = lanes_of(Mw, M, b)
         for i in range(n):
             for j in range(n):
                 for l in range(m):

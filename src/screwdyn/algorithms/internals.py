@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "window", "as_contiguous", "fetch_add",
+__all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window", "as_contiguous", "fetch_add",
            "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA", "install_cache_stamp", "cache_has"]
 
 
@@ -217,6 +217,28 @@ if FAST:
         return result(shape), codegen
 
     @intrinsic
+    def scratch(typingctx, rows, lanes):
+        """A fresh C-contiguous ``(rows, lanes)`` float64 array on the stack, both sizes compile-time
+        constants (literal integers: a kernel's ``lanes`` argument is one): a static ``alloca`` in the
+        function's entry block, which LLVM promotes to registers where it can (a one-lane kernel's
+        per-body scratch then costs no memory traffic)."""
+        if not (isinstance(rows, types.IntegerLiteral) and isinstance(lanes, types.IntegerLiteral)):
+            return None
+        r, c = rows.literal_value, lanes.literal_value
+        result = types.Array(types.float64, 2, "C")
+
+        def codegen(context, builder, signature, args):
+            with builder.goto_entry_block():
+                data = builder.alloca(context.get_value_type(types.float64), size=context.get_constant(types.intp, r * c))
+            itemsize = context.get_constant(types.intp, 8)
+            out = context.make_array(result)(context, builder)
+            _populate_array(out, data=data, shape=[context.get_constant(types.intp, r), context.get_constant(types.intp, c)],
+                            strides=[context.get_constant(types.intp, 8 * c), itemsize], itemsize=itemsize,
+                            meminfo=None)
+            return out._getvalue()
+        return result(rows, lanes), codegen
+
+    @intrinsic
     def window(typingctx, w, o, shape):
         """``w[o:]`` (a C-contiguous array of any ``ndim``, read flat) seen as a C-contiguous array of
         ``shape`` (a tuple of integers): the same memory and owner, no copy, no check (the caller
@@ -278,6 +300,10 @@ else:
     @njit(**HELPER)
     def stack(shape):
         return np.empty(shape)
+
+    @njit(**HELPER)
+    def scratch(rows, lanes):
+        return np.empty((rows, lanes))
 
     @njit(**HELPER)
     def window(w, o, shape):

@@ -162,7 +162,7 @@ def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, k0, k1):
 def poses_one(kd, q, fbody, fpose, out):
     """One state: :func:`poses` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not is_vector(q, n):
+    if not (is_vector(q, n) and out.shape[0] == fbody.shape[0] and out.shape[1] == 4 and out.shape[2] == 4):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
@@ -186,7 +186,7 @@ def jacobian_one(kd, q, body, Tbf, ref, J):
 def frame_motion_one(kd, q, qd, body, Tbf, ref, vel, acc):
     """One state: :func:`frame_motion` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n)):
+    if not (is_vector(q, n) and is_vector(qd, n) and vel.shape[0] == 6 and acc.shape[0] == 6):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)

@@ -176,7 +176,8 @@ def regressor(kd, q, qd, qdd, extras, Y, status, k0, k1):
 def regressor_one(kd, q, qd, qdd, extras, Y):
     """One state: :func:`regressor` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(qdd, n) and Y.shape[0] == n):
+    ncols = n * (10 + (extras & ARMATURE > 0) + (extras & VISCOUS > 0) + (extras & COULOMB > 0))
+    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(qdd, n) and Y.shape[0] == n and Y.shape[1] == ncols):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)

@@ -25,14 +25,15 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
 from .joints import joint_poses, joint_screw
 from .layout import ARMAT, GRAVITY, PARENT
 from .spatial_kernels import ad, cross_force, twist_to_child, wrench_to_parent
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, get6, get12, is_rows, is_vector, load, load_wrenches, put, row, store, units,
+    STACK_LIMIT, add, claim, copy_lanes, get6, get12, is_rows, is_vector, lanes_of, load, load_wrenches, put, row,
+    store, units,
 )
 
 LANES = 32   # states side by side: 32 ran faster than 8 or 16 on UR5 and panda, as fast as 64
@@ -71,13 +72,13 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
     ``use_fext``): ``tau[k]`` and ``status[k]`` (NaN or inf in an input: ``tau[k]`` untouched)."""
     n = kd.shape[0] - 1
     L = lanes
-    Q, QD, QDD, TAU = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))
+    Q, QD, QDD, TAUw = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))   # TAUw: lanes_of
     FE = stack((n, 6, L))
     W = stack((n, 12, L))      # T_{p,i} of each lane, the twelve numbers of joint_pose
     V, dV, F = stack((n + 1, 6, L)), stack((n + 1, 6, L)), stack((n + 1, 6, L))
-    P = stack((12, L))         # the parent's V and dV
-    G = stack((6, L))          # the child's F
-    SC = stack((2, L))
+    P = scratch(12, lanes)     # the parent's V and dV
+    G = scratch(6, lanes)      # the child's F
+    SC = scratch(2, lanes)
     bad = stack((L,)).view(np.int64)
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
@@ -88,6 +89,7 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
         load(qdd, b, m, QDD, bad, Status.NONFINITE + 2)
         if use_fext:
             load_wrenches(fext, b, m, FE, bad)
+        TAU = lanes_of(TAUw, tau, b)
         for l in range(m):
             put(V[n], l, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
             put(dV[n], l, (0.0, 0.0, 0.0, -kd[n, GRAVITY], -kd[n, GRAVITY + 1], -kd[n, GRAVITY + 2]))

@@ -83,12 +83,23 @@ def load_wrenches(F, k0, m, Fl, bad):
 
 
 @njit(**INLINE)
+def lanes_of(Yl, Y, b):
+    """Where the lanes' outputs are written: the work array ``Yl (..., L)``, which :func:`store` then
+    copies into rows of ``Y`` (a flagged state's row left as it was); with one lane (``L`` a
+    compile-time 1), ``Y``'s row ``b`` itself, seen with ``Yl``'s shape, and nothing to copy (a
+    state's output n or n x n numbers: a third of a one-state mass matrix's time went into the copy)."""
+    if Yl.shape[Yl.ndim - 1] == 1:
+        return window(Y, b * Yl.size, Yl.shape)
+    return Yl
+
+
+@njit(**INLINE)
 def store(Yl, k0, m, Y, status, bad):
     """``Y[k0 + l] = Yl[:, l]`` for the good lanes ``l < m`` (``Y (B, size)``, ``Yl (size, L)``) and
-    ``status[k0 + l] = bad[l]`` for all: a flagged state's output is left as it was."""
+    ``status[k0 + l] = bad[l]`` for all; with one lane :func:`lanes_of` wrote ``Y`` already."""
     for l in range(m):
         status[k0 + l] = bad[l]
-        if bad[l] == 0:
+        if bad[l] == 0 and Yl.shape[1] > 1:
             for c in range(Yl.shape[0]):
                 Y[k0 + l, c] = Yl[c, l]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.regressor import ARMATURE, COULOMB, VISCOUS
-from ..dispatch import Kernel, call, check_model
+from ..dispatch import Kernel, check_model
 from ..model import Model
 
 __all__ = ["regressor"]
@@ -64,4 +64,4 @@ def regressor(model: Model, q, qd, qdd, *, armature=False, viscous=False, coulom
     check_model(model)
     n = model.n
     ncols = n * (10 + bool(armature) + bool(viscous) + bool(coulomb))
-    return call(_REGRESSOR, model, (q, qd, qdd), (n, ncols), params=(_extras(armature, viscous, coulomb),), out=out)
+    return _REGRESSOR.call(model, q, qd, qdd, params=(_extras(armature, viscous, coulomb),), shape=(n, ncols), out=out)

@@ -38,7 +38,8 @@ _empty = np.empty
 NOT_FAST = int(Status.NOT_FAST)
 _NO_FEXT = np.zeros((1, 6))          # stands in for f_ext when there is none (the kernels do not read it)
 _NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
-_NOT_ARRAYS = (AttributeError, TypeError)   # what the fast paths' tests and the entry points raise for non-arrays
+_NOT_ARRAYS = (AttributeError, TypeError, KeyError, ValueError)   # what the fast paths' tests and the entry
+#   points raise for what is no array (and _dict_wrenches for a name or wrench it cannot read)
 
 
 # ---------------------------------------------------------------------------------- the entry points
@@ -223,6 +224,18 @@ def _frame_wrench_maps(model):
     return maps
 
 
+def _dict_wrenches(model, f_ext):
+    """The ``(n, 6)`` body wrenches of a dict of single wrenches ``(6,)`` by frame name, for the fast
+    paths (a name or shape it cannot read raises, and the general path reports it)."""
+    maps = model._derived.get("wrench_maps") or _frame_wrench_maps(model)
+    F = np.zeros((model.n, 6))
+    for name, w in f_ext.items():
+        b, X = maps[name]
+        if b >= 0:
+            F[b] += np.dot(X, w)   # a (6,) wrench, or a ValueError for the general path
+    return F
+
+
 def external_wrenches(model: Model, f_ext, batch_shape=()) -> np.ndarray:
     """``f_ext`` as an array ``(*batch_shape, n, 6)`` of wrenches ``(n, f)`` on each body, in its frame.
 
@@ -269,6 +282,8 @@ def call(model, {states}, fext=None, out=None, params=(), shape=None):
             if {same}:
                 if fext is None:
                     {no_fext}
+                elif FEXT and type(fext) is dict and nd == 1:
+                    fx, use = dict_wrenches(model, fext), True
                 elif FEXT and fext.dtype is F64 and fext.ndim == nd + 1 and fext.flags.carray:
                     {yes_fext}
                 else:
@@ -298,7 +313,7 @@ def call(model, {states}, fext=None, out=None, params=(), shape=None):
                             if count_nonzero(status):   # (a C call, where status.any() goes through a ufunc)
                                 raise_first(status, (B,), kernel.entry.states)
                             return y
-    except NOT_ARRAYS:   # no array, no Model: the entry point or a test refused it
+    except NOT_ARRAYS:   # no array, no Model, an f_ext dict it cannot read: the general path says why
         pass
     return general(kernel, model, ({states},), shape, fext, params, out)
 """
@@ -319,7 +334,8 @@ def _fast_path(kernel):
                                shape="_nn" if entry.outputs == (2,) else "_shape")
     namespace = dict(Model=Model, ND=_ND, F64=F64, FEXT=entry.fext, NO_FEXT=_NO_FEXT, OUT_NDIM=entry.outputs[0],
                      empty=_empty, zeros=np.zeros, int64=np.int64, count_nonzero=np.count_nonzero,
-                     raise_first=_raise_first, general=general, kernel=kernel, NOT_ARRAYS=_NOT_ARRAYS)
+                     raise_first=_raise_first, general=general, kernel=kernel, NOT_ARRAYS=_NOT_ARRAYS,
+                     dict_wrenches=_dict_wrenches)
     exec(compile(source, f"<screwdyn fast path of {kernel.key}>", "exec"), namespace)
     return namespace["call"]
 

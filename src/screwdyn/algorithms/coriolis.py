@@ -50,7 +50,7 @@ from .entry import Entry
 from .status import Status
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load, put,
-    row, store, units,
+    row, store, units, zero_lanes,
 )
 
 LANES = 8   # its arrays grow as n^2: 8 lanes keep Talos' 44 joints on the stack
@@ -145,6 +145,9 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
     W = scratch(12, lanes)
     SC = scratch(2, lanes)
     bad = stack((L,)).view(np.int64)
+    P = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
+    for i in range(n):
+        P[i] = int(kd[i, PARENT])
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
         for l in range(m):
@@ -156,10 +159,7 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
             put(pw[n], l, (0.0, 0.0, 0.0))
             put(V[n], l, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         Cl = lanes_of(Cw, C, b)
-        for i in range(n):
-            for j in range(n):
-                for l in range(m):
-                    Cl[i, j, l] = 0.0
+        zero_lanes(Cl, m)
 
         # Pass 1: world poses, Jacobian columns and their rates, world inertias and B_i.
         for i in range(n):
@@ -192,13 +192,13 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
                 put(H, l, F)
                 put(H[6:], l, a)
                 put(H[12:], l, g)
-            par = int(kd[i, PARENT])
+            par = P[i]
             j = par
             while j >= 0:
                 for l in range(m):
                     Cl[j, i, l], Cl[i, j, l] = ancestor_pair(get6(H, l), get6(H[6:], l), get3(H[12:], l),
                                                              get6(J[j], l), get6(dJ[j], l))
-                j = int(kd[j, PARENT])
+                j = P[j]
             if par >= 0:
                 for l in range(m):
                     add(Yc[par], l, get10(G, l))

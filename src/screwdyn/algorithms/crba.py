@@ -35,7 +35,7 @@ from .entry import Entry
 from .status import Status
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load, put,
-    row, store, units,
+    row, store, units, zero_lanes,
 )
 
 LANES = 16
@@ -44,7 +44,7 @@ LANES = 16
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return n * n + 29 * n + 50
+    return n * n + 30 * n + 50
 
 
 @njit(**HELPER)
@@ -70,6 +70,9 @@ def crba(kd, q, M, status, k0, k1, lanes):
     W = scratch(12, lanes)
     SC = scratch(2, lanes)
     bad = stack((L,)).view(np.int64)
+    P = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
+    for i in range(n):
+        P[i] = int(kd[i, PARENT])
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
         for l in range(m):
@@ -78,10 +81,7 @@ def crba(kd, q, M, status, k0, k1, lanes):
         for l in range(m):
             put(R[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
         Ml = lanes_of(Mw, M, b)
-        for i in range(n):
-            for j in range(n):
-                for l in range(m):
-                    Ml[i, j, l] = 0.0
+        zero_lanes(Ml, m)
 
         # Pass 1: axes, offsets, joint axes and inertias in world axes.
         for i in range(n):
@@ -106,15 +106,15 @@ def crba(kd, q, M, status, k0, k1, lanes):
                 Ml[i, i, l] = joint_row(Ji, Fi) + arm
                 put(F, l, Fi)
             j = i
-            par = int(kd[j, PARENT])
+            par = P[j]
             while par >= 0:
                 for l in range(m):
                     Fj = translate_wrench(get3(r[j], l), get6(F, l))   # F = X_j^T F
                     put(F, l, Fj)
                     Ml[i, par, l] = Ml[par, i, l] = joint_row(get6(J[par], l), Fj)
                 j = par
-                par = int(kd[j, PARENT])
-            par = int(kd[i, PARENT])
+                par = P[j]
+            par = P[i]
             if par >= 0:
                 for l in range(m):
                     add(Ic[par], l, inertia_shift(get3(r[i], l), get10(G, l)))

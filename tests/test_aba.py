@@ -1,6 +1,7 @@
 """Forward dynamics by the Articulated-Body Algorithm: Pinocchio's ``aba`` on real robots and
 random trees (armature, external wrenches), ABA(RNEA(qdd)) = qdd, agreement with the CRBA route,
-and note 004's actuated pendulum with a geared rotor, viscous friction and a tip force."""
+and the actuated pendulum of docs/theory.md §7.5 with a geared rotor, viscous friction and a tip
+force."""
 import warnings
 
 import numpy as np
@@ -85,6 +86,7 @@ def test_friction_is_subtracted_only_when_asked(rng):
 
 def test_actuated_pendulum_with_rotor_friction_and_tip_force_of_note_004():
     # I thdd + m g0 d sin th = n_r tau_m - (b_l + b_m n_r^2) thd + l cos th F_x,  I = I_l + m d^2 + I_m n_r^2
+    # (docs/theory.md eqs. (7.17), (7.18))
     m, d, l, I_l, I_m, n_r, b_l, b_m, g0 = 1.5, 0.3, 0.6, 0.02, 1e-4, 50.0, 0.1, 1e-4, 9.81
     b = screwdyn.ModelBuilder("pendulum", gravity=(0, -g0, 0))
     # the link hangs along -y at theta = 0 and swings about z
@@ -102,7 +104,8 @@ def test_actuated_pendulum_with_rotor_friction_and_tip_force_of_note_004():
 
 
 def test_pr_robot_of_note_004_accelerates_joint_2_under_a_force_on_joint_1():
-    """Note 004, Q3: a force u_1 alone accelerates joint 2 unless sin q2 = 0."""
+    """The PR robot of docs/theory.md eq. (7.16): ``M_12 = -m2 d sin q2``, so a force u_1 alone
+    accelerates joint 2 unless sin q2 = 0."""
     m1, m2, d, Izz = 3.0, 2.0, 0.4, 0.05
     b = screwdyn.ModelBuilder("pr", gravity=(0, 0, -9.81))
     b.add_body("slider", "base", "q1", "prismatic", axis=(1, 0, 0), inertial=point_mass(m1))

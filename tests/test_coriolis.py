@@ -1,6 +1,7 @@
 """The Coriolis matrix against Pinocchio's ``computeCoriolisMatrix`` (real robots, random trees),
-the Christoffel symbols of finite-difference ``dM/dq`` (notes 003, 004), the skew symmetry of
-``Mdot - 2C``, ``C qd`` = the velocity-product torques, and the closed forms of notes 001 and 004;
+the Christoffel symbols of finite-difference ``dM/dq`` (docs/theory.md §7.3), the skew symmetry
+of ``Mdot - 2C``, ``C qd`` = the velocity-product torques, and the closed forms of docs/theory.md
+§7.5 and of a planar RP arm;
 plus gravity and bias torques against ``computeGeneralizedGravity`` and ``nonLinearEffects``."""
 
 import numpy as np
@@ -54,7 +55,8 @@ def dM_dq(model, q, h=1e-6):
 
 
 def test_coriolis_is_the_christoffel_matrix(rng):
-    """C_kj = sum_i c_ijk qd_i, c_ijk = 1/2 (dM_kj/dq_i + dM_ki/dq_j - dM_ij/dq_k) (note 003)."""
+    """C_kj = sum_i c_ijk qd_i, c_ijk = 1/2 (dM_kj/dq_i + dM_ki/dq_j - dM_ij/dq_k) (docs/theory.md
+    eqs. (7.6), (7.8))."""
     for _ in range(3):
         model = random_model(rng, n=6, fixed=2, armature=True)
         q, qd, _ = random_state(rng, model.n)
@@ -92,7 +94,8 @@ def test_gravity_and_bias_torques_are_rnea_terms(rng):
 
 
 def test_planar_2r_closed_form_of_note_001(rng):
-    # with h = -m2 L1 L2 sin q2: C = [[h qd2, h (qd1 + qd2)], [-h qd1, 0]]; g as in note 001
+    # with h = -m2 L1 L2 sin q2 (-eta of docs/theory.md §7.5): C = [[h qd2, h (qd1 + qd2)], [-h qd1, 0]]
+    # (eq. (7.14)); g as in eq. (7.15)
     m1, m2, L1, L2, g = 2.0, 1.5, 1.3, 0.7, 9.81
     b = screwdyn.ModelBuilder("planar_2r", gravity=(0, -g, 0))
     b.add_body("link1", "base", "joint1", "revolute", inertial=point_mass(m1, [L1, 0, 0]))
@@ -125,7 +128,7 @@ def test_planar_rp_closed_form_of_note_001(rng):
 
 
 def test_pr_robot_closed_form_of_note_004(rng):
-    # C = [[0, -m2 d cos q2 qd2], [0, 0]]: c_1 = -m2 d cos q2 qd2^2, no Coriolis terms (note 004, Q2)
+    # C = [[0, -m2 d cos q2 qd2], [0, 0]]: c_1 = -m2 d cos q2 qd2^2, no Coriolis terms (docs/theory.md eq. (7.16))
     m1, m2, d, Izz = 3.0, 2.0, 0.4, 0.05
     b = screwdyn.ModelBuilder("pr", gravity=(0, 0, -9.81))
     b.add_body("slider", "base", "q1", "prismatic", axis=(1, 0, 0), inertial=point_mass(m1, [-0.2, 0, 0]))

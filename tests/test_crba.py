@@ -1,6 +1,7 @@
 """The mass matrix by CRBA against independent oracles: Pinocchio's ``crba`` on real robots and
-random trees, note 002's construction by ``n`` RNEA columns, and the closed forms of notes 001
-(planar 2R, planar RP) and 004 (PR robot, actuated pendulum with a geared rotor)."""
+random trees, the construction by ``n`` RNEA columns (docs/theory.md eq. (6.12)), and the closed
+forms of docs/theory.md §7.5 (planar 2R, PR robot, actuated pendulum with a geared rotor) and of a
+planar RP arm."""
 import warnings
 
 import numpy as np
@@ -42,7 +43,8 @@ def test_mass_matrix_matches_pinocchio_on_random_trees(seed):
 
 
 def test_mass_matrix_equals_n_rnea_columns_of_note_002(rng):
-    """tau is linear in qdd, so M[:, j] = ID(q, qd, e_j) - ID(q, qd, 0) exactly (note 002)."""
+    """tau is linear in qdd, so M[:, j] = ID(q, qd, e_j) - ID(q, qd, 0) exactly (docs/theory.md
+    eq. (6.12))."""
     model = random_model(rng, n=9, fixed=3, armature=True)
     q, qd, _ = random_state(rng, model.n)
     h = screwdyn.inverse_dynamics(model, q, qd, np.zeros(model.n))
@@ -99,7 +101,7 @@ def test_planar_2r_closed_form_of_note_001(rng):
 
 
 def planar_rp(m1, m2, L1, g=9.81):
-    """Note 001's planar RP chain: a revolute joint about z, then a slider along the link's x axis
+    """A planar RP chain: a revolute joint about z, then a slider along the link's x axis
     carrying a point mass m2 at distance q2; link 1 a point mass m1 at L1."""
     b = screwdyn.ModelBuilder("planar_rp", gravity=(0, -g, 0))
     b.add_body("link1", "base", "joint1", "revolute", inertial=point_mass(m1, [L1, 0, 0]))
@@ -116,7 +118,7 @@ def test_planar_rp_closed_form_of_note_001(rng):
 
 
 def pr_robot(m1, m2, d, Izz):
-    """Note 004's PR robot on a horizontal plane."""
+    """The PR robot of docs/theory.md §7.5, on a horizontal plane."""
     b = screwdyn.ModelBuilder("pr", gravity=(0, 0, -9.81))
     b.add_body("slider", "base", "q1", "prismatic", axis=(1, 0, 0), inertial=point_mass(m1, [-0.2, 0, 0]))
     b.add_body("arm", "slider", "q2", "revolute", axis=(0, 0, 1),
@@ -126,6 +128,7 @@ def pr_robot(m1, m2, d, Izz):
 
 def test_pr_robot_closed_form_of_note_004(rng):
     # M = [[m1 + m2, -m2 d sin q2], [-m2 d sin q2, Izz + m2 d^2]]; q1 is cyclic, M_22 constant
+    # (docs/theory.md eq. (7.16))
     m1, m2, d, Izz = 3.0, 2.0, 0.4, 0.05
     model = pr_robot(m1, m2, d, Izz)
     for q in rng.uniform(-3, 3, (5, 2)):
@@ -135,7 +138,7 @@ def test_pr_robot_closed_form_of_note_004(rng):
 
 
 def test_actuated_pendulum_reflected_inertia_of_note_004():
-    # I = I_l + m d^2 + I_m n_r^2
+    # I = I_l + m d^2 + I_m n_r^2 (docs/theory.md eq. (7.17))
     m, d, I_l, I_m, n_r = 1.5, 0.3, 0.02, 1e-4, 50.0
     b = screwdyn.ModelBuilder("pendulum", gravity=(0, -9.81, 0))
     b.add_body("link", "base", "theta", "revolute", inertial=RigidBody(m, [0, -d, 0], np.diag([I_l / 2, I_l / 2, I_l])),

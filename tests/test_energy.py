@@ -1,7 +1,7 @@
 """Energies, centre of mass and momentum: Pinocchio's ``computeKineticEnergy``,
 ``computePotentialEnergy``, ``centerOfMass`` and ``computeCentroidalMomentum``; the identities
 ``T = 1/2 qd^T M qd``, ``g = dU/dq``, ``dE/dt = qd^T (tau - tau_friction)`` and
-``qd^T (tau - g) = dT/dt``; conservation along a simulated motion; note 004's pendulum."""
+``qd^T (tau - g) = dT/dt``; conservation along a simulated motion; the pendulum of docs/theory.md §7.5."""
 import numpy as np
 import pytest
 
@@ -110,7 +110,8 @@ def test_energy_is_conserved_by_the_unforced_frictionless_motion(rng):
 
 
 def test_actuated_pendulum_energies_of_note_004():
-    # T = 1/2 (I_l + m d^2 + I_m n_r^2) thd^2,  U = -m g0 d cos th (zero at the pivot height)
+    # T = 1/2 (I_l + m d^2 + I_m n_r^2) thd^2,  U = -m g0 d cos th (zero at the pivot height):
+    # docs/theory.md eq. (7.17)
     m, d, I_l, I_m, n_r, g0 = 1.5, 0.3, 0.02, 1e-4, 50.0, 9.81
     b = screwdyn.ModelBuilder("pendulum", gravity=(0, -g0, 0))
     b.add_body("link", "base", "theta", "revolute", inertial=RigidBody(m, [0, -d, 0], np.diag([I_l / 2, I_l / 2, I_l])),

@@ -1,4 +1,4 @@
-"""Inertia of shapes, rotation, Steiner, compound bodies and spatial inertia (notes 001 and 004)."""
+"""Inertia of shapes, rotation, Steiner, compound bodies and spatial inertia (docs/theory.md §3)."""
 import numpy as np
 import pytest
 
@@ -34,7 +34,7 @@ def test_shape_formulas_of_the_notes():
     assert np.allclose(np.diag(ellipsoid(m, 1.0, 2.0, 3.0).inertia), [m * 13 / 5, m * 10 / 5, m * 5 / 5])
     assert np.allclose(np.diag(sphere(m, r).inertia), [0.4 * m * r**2] * 3)
     assert np.allclose(np.diag(rod(m, h).inertia), [m * h**2 / 12] * 2 + [0])
-    a, b = 0.3, 0.2   # note 004: empty cylinder, I_axis = m (a^2 + b^2) / 2, I_perp = m (3 (a^2 + b^2) + h^2) / 12
+    a, b = 0.3, 0.2   # hollow cylinder (tube): I_axis = m (a^2 + b^2) / 2, I_perp = m (3 (a^2 + b^2) + h^2) / 12
     I = np.diag(hollow_cylinder(m, a, b, h).inertia)
     assert np.allclose(I, [m * (3 * (a**2 + b**2) + h**2) / 12] * 2 + [m * (a**2 + b**2) / 2])
     assert np.allclose(hollow_cylinder(m, r, 0.0, h).inertia, cylinder(m, r, h).inertia)
@@ -55,7 +55,7 @@ def test_rotation_keeps_kinetic_energy(rng):
     I = box(1.5, 0.3, 0.2, 0.1).inertia
     R = exp_so3(rng.normal(size=3))
     w_b = rng.normal(size=3)
-    I_a = rotate_inertia(I, R)          # note 001: energy independent of the frame
+    I_a = rotate_inertia(I, R)          # docs/theory.md eq. (3.4): energy independent of the frame
     assert np.isclose(w_b @ I @ w_b, (R @ w_b) @ I_a @ (R @ w_b))
 
 
@@ -70,7 +70,8 @@ def test_compound_of_point_masses_matches_direct_sum():
 
 
 def test_compound_note_001_cylinder_and_prism():
-    # note 001: a 2 kg cylinder at {a} and a 1 kg prism along x; the CoM moves towards the prism
+    # a 2 kg cylinder at {a} and a 1 kg prism along x, compounded by docs/theory.md eq. (3.11);
+    # the CoM moves towards the prism
     cyl = cylinder(2.0, 0.1, 0.2)
     prism = box(1.0, 0.3, 0.05, 0.05, com=[0.25, 0, 0])
     c = cyl + prism

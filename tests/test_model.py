@@ -73,7 +73,7 @@ def test_armature_is_gear_ratio_squared_times_rotor_inertia():
     b.add_body("l", "base", "j", "revolute", inertial=point_mass(1.0, [1, 0, 0]), rotor_inertia=2e-5, gear_ratio=100)
     model = b.build()
     assert np.isclose(model.armature[0], 0.2)
-    # note 004: the rotor adds n_r^2 I_m to the inertia seen at the joint
+    # docs/theory.md eq. (4.5): the rotor adds n_r^2 I_m to the inertia seen at the joint
     assert np.isclose(screwdyn.inverse_dynamics(model.with_gravity([0, 0, 0]), [0.0], [0.0], [1.0])[0], 1.0 + 0.2)
 
 

@@ -48,7 +48,7 @@ def test_every_file_cites_its_sources(name):
 
 
 def test_planar_2r_is_the_textbook_arm(rng):
-    """Note 001 / Modern Robotics 8.1.1 with m1 = m2 = L1 = L2 = 1."""
+    """docs/theory.md §7.5, eqs. (7.13)-(7.15) / Modern Robotics 8.1.1 with m1 = m2 = L1 = L2 = 1."""
     arm = models.load("planar_2r")
     m1 = m2 = L1 = L2 = 1.0
     for _ in range(5):

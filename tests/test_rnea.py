@@ -1,5 +1,6 @@
 """Inverse dynamics by RNEA against independent oracles: Pinocchio on real robots and random
-trees, the modern_robotics package, and the closed forms of notes 001 and 004."""
+trees, the modern_robotics package, and the closed forms of docs/theory.md §7.5 and of a
+particle on a vertical line."""
 import numpy as np
 import pytest
 
@@ -156,7 +157,7 @@ def test_tau_is_linear_in_qdd_and_f_ext_enters_through_the_jacobian(rng):
     h = screwdyn.inverse_dynamics(model, q, qd, np.zeros(model.n))
     M = np.array([screwdyn.inverse_dynamics(model, q, qd, e) - h for e in np.eye(model.n)]).T
     assert np.allclose(screwdyn.inverse_dynamics(model, q, qd, qdd), M @ qdd + h)
-    assert np.allclose(M, M.T, atol=1e-12)   # note 002: M by n RNEA calls is symmetric
+    assert np.allclose(M, M.T, atol=1e-12)   # docs/theory.md eq. (6.12): M by n RNEA calls is symmetric
     assert np.all(np.linalg.eigvalsh(M) > 0)
 
 
@@ -192,6 +193,7 @@ def test_particle_on_a_vertical_line_of_note_001():
 
 def test_pr_robot_of_note_004(rng):
     # M = [[m1 + m2, -m2 d sin q2], [-m2 d sin q2, I + m2 d^2]], c = [-m2 d cos q2 qd2^2, 0], horizontal plane
+    # (docs/theory.md eq. (7.16))
     m1, m2, d, Izz = 3.0, 2.0, 0.4, 0.05
     b = screwdyn.ModelBuilder("pr", gravity=(0, 0, -9.81))
     b.add_body("slider", "base", "q1", "prismatic", axis=(1, 0, 0), inertial=point_mass(m1, [-0.2, 0, 0]))
@@ -208,6 +210,7 @@ def test_pr_robot_of_note_004(rng):
 
 def test_actuated_pendulum_of_note_004():
     # I thdd + m g d sin th = n_r tau_m - (b_l + b_m n_r^2) thd + l cos th F_x,  I = I_l + m d^2 + I_m n_r^2
+    # (docs/theory.md eqs. (7.17), (7.18))
     m, d, l, I_l, I_m, n_r, b_l, b_m, g = 1.5, 0.3, 0.6, 0.02, 1e-4, 50.0, 0.1, 1e-4, 9.81
     b = screwdyn.ModelBuilder("pendulum", gravity=(0, -g, 0))
     # the link hangs along -y at theta = 0 and swings about z

@@ -119,7 +119,8 @@ def test_damping_makes_energy_decrease_monotonically():
     E = tr.total_energy
     assert np.all(np.diff(E) <= 1e-12)
     assert E[-1] < E[0] - 0.5
-    # E(t) - E(0) = -integral of b qd^2 (note 004's energy balance with u = -b qd)
+    # E(t) - E(0) = -integral of b qd^2 (the power balance of docs/theory.md eq. (7.11) with
+    # tau = 0 and tau_f = b qd)
     p = 0.02 * tr.qd[:, 0]**2
     dissipated = np.concatenate([[0], np.cumsum(0.5 * (p[1:] + p[:-1]) * np.diff(tr.t))])
     np.testing.assert_allclose(E - E[0], -dissipated, atol=1e-6)
@@ -133,7 +134,7 @@ def test_damped_panda_energy_decreases_monotonically(panda):
 
 
 def test_work_energy_balance_with_torques_and_friction():
-    """E(T) - E(0) = integral of qd . (tau - tau_friction) dt (note 004: Edot = qd^T u)."""
+    """E(T) - E(0) = integral of qd . (tau - tau_friction) dt (docs/theory.md eq. (7.11))."""
     puma = models.load("puma560").replace(friction=np.zeros(6))        # viscous only: a smooth vector field
     tau = lambda t, q, qd: np.array([30 * np.sin(3 * t), 20.0, 5 * np.cos(t), 1.0, -0.5, 0.2])  # noqa: E731
     tr = simulate(puma, models.home("puma560"), None, 1.0, 1e-3, tau=tau)

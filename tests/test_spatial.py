@@ -1,4 +1,4 @@
-"""Identities of the Lie algebra on SE(3) (note 000 appendix), checked on random inputs."""
+"""Identities of the Lie algebra on SE(3) (docs/theory.md §2), checked on random inputs."""
 import numpy as np
 import pytest
 from hypothesis import given, settings

@@ -1,5 +1,6 @@
-"""screwdyn.symbolic: the worked examples of notes 001 and 004 exactly, and the identities of
-closed-form dynamics (M symmetric, Mdot - 2C skew, Lagrangian = symbolic RNEA, g = dU/dq)."""
+"""screwdyn.symbolic: the worked examples (docs/theory.md §7.5, and screwdyn.symbolic.examples)
+exactly, and the identities of closed-form dynamics (M symmetric, Mdot - 2C skew, Lagrangian =
+symbolic RNEA, g = dU/dq)."""
 from __future__ import annotations
 
 import numpy as np
@@ -61,7 +62,8 @@ def test_planar_2r_note001_example3():
 
 
 def test_planar_2r_from_energies_by_inspection():
-    """Note 001's own route: positions by inspection, T and U, Euler-Lagrange with theta(t)."""
+    """The textbook route (Lynch & Park, sect. 8.1): positions by inspection, T and U, Euler-Lagrange
+    (docs/theory.md eq. (7.1)) with theta(t)."""
     model, s = planar_2r()
     t = sp.Symbol("t", real=True)
     th1, th2 = sp.Function("theta1")(t), sp.Function("theta2")(t)
@@ -104,7 +106,8 @@ def test_pr_robot_note004():
     assert is_zero(dyn.M - M)
     assert is_zero(dyn.C @ dyn.qd - sp.Matrix([-s.m2 * s.dc2 * sp.cos(q2) * qd2**2, 0]))
     assert is_zero(dyn.g)                    # horizontal plane
-    # the note's C_k(q) = 1/2 (dM_k/dq + dM_k/dq^T - dM/dq_k): c_k = qd^T C_k qd
+    # the Christoffel form (docs/theory.md eqs. (7.5), (7.6)): c_k = qd^T C_k qd with
+    # C_k(q) = 1/2 (dM_k/dq + dM_k/dq^T - dM/dq_k)
     for k in range(2):
         Mk = dyn.M[:, k]
         Ck = (Mk.jacobian(dyn.q) + Mk.jacobian(dyn.q).T - dyn.M.diff(dyn.q[k])) / 2
@@ -127,7 +130,7 @@ def test_pendulum_note004_in_theta():
     ours = dyn.tau[0] - s.n_r * tau_m - dyn.generalized_force("tip", (0, 0, 0), (F_x, 0, 0))[0]
     assert sp.simplify(ours - note) == 0
     assert sp.simplify(dyn.M[0, 0] - I) == 0
-    # and from the energies of the note, q = theta
+    # and from the energies of docs/theory.md eq. (7.17), q = theta
     T = I * thd**2 / 2
     U = -s.m * s.g0 * s.d * sp.cos(th)
     Q = s.n_r * tau_m - (s.b_l + s.b_m * s.n_r**2) * thd + s.l * sp.cos(th) * F_x
@@ -135,7 +138,7 @@ def test_pendulum_note004_in_theta():
 
 
 def test_pendulum_note004_in_theta_m():
-    """The same pendulum in the motor angle q = theta_m = n_r theta (note 004)."""
+    """The same pendulum in the motor angle q = theta_m = n_r theta (docs/theory.md eq. (7.19))."""
     _, s = pendulum()
     tau_m, F_x = pendulum_symbols()
     thm, thmd, thmdd = sp.symbols("theta_m thetad_m thetadd_m", real=True)
@@ -194,7 +197,7 @@ def test_identities(derived, name):
     # Christoffel symbols are symmetric in their first two indices
     c = dyn.christoffel
     assert all(c[i, j, k] == c[j, i, k] for i in range(dyn.n) for j in range(dyn.n) for k in range(dyn.n))
-    # the Lagrangian route equals the symbolic RNEA (note 000)
+    # the Lagrangian route equals the symbolic RNEA (docs/theory.md §6)
     assert trig_equal(rnea(model, dyn.q, dyn.qd, dyn.qdd), dyn.tau, q)
 
 
@@ -205,7 +208,7 @@ def test_lagrangian_equals_rnea_with_simplify_on_2r():
 
 
 def test_spatial_rrr_note003_jacobian_formula(derived):
-    """M = sum m J_v^T J_v + J_w^T R I R^T J_w with the base-frame Jacobians of note 003."""
+    """M = sum m J_v^T J_v + J_w^T R I R^T J_w with the base-frame Jacobians of docs/theory.md §7.1."""
     model, dyn = derived["spatial_rrr"]
     M = sp.zeros(3, 3)
     for i in range(3):
@@ -294,7 +297,7 @@ def test_from_model_cleans_float_noise():
 
 
 def test_from_screws_matches_builder():
-    """Modern Robotics lists (CoM frames, point masses, space screw axes) give the 2R of note 001."""
+    """Modern Robotics lists (CoM frames, point masses, space screw axes) give the 2R of docs/theory.md §7.5."""
     model, s = planar_2r()
     G = [sp.diag(0, 0, 0, m, m, m) for m in (s.m1, s.m2)]
     M_list = [translation((s.L1, 0, 0)), translation((s.L2, 0, 0)), sp.eye(4)]
@@ -420,7 +423,7 @@ def test_latex_and_text():
     assert "L1" in txt and "parameters:" in txt
     assert derive("planar_2r", simplify=True).count("\n") > 8
     tex = derive("pendulum", latex=True)
-    assert r"\tau_f" in tex                       # the viscous friction of note 004
+    assert r"\tau_f" in tex                       # the pendulum's viscous friction (docs/theory.md eq. (4.6))
     cse_txt = derive_text(model, cse=True)
     assert "common subexpressions" in cse_txt
     with pytest.raises(InputError):

@@ -618,7 +618,7 @@ def test_random_trees_round_trip(tree):
 
 
 def test_transmissions_set_gear_ratio_and_rotor_inertia():
-    """note 004: the rotor's reflected inertia n_r^2 I_m enters M; read from <transmission>."""
+    """docs/theory.md eq. (4.5): the rotor's reflected inertia n_r^2 I_m enters M; read from <transmission>."""
     import screwdyn
     from screwdyn.errors import URDFError
     xml = """<robot name="geared">

@@ -1,13 +1,13 @@
 """Rigid-body inertia: shapes, rotation, Steiner's theorem, compound bodies, spatial inertia.
 
-Notes 001 and 004. A rigid body is its mass ``m``, centre of mass ``c`` and rotational
+docs/theory.md §3. A rigid body is its mass ``m``, centre of mass ``c`` and rotational
 inertia ``I_c`` about the centre of mass, all written in one frame ``{b}``.
 
-* Rotated frame (note 001): ``I_c' = R_bc^T I_b R_bc``; here :meth:`RigidBody.transformed`.
-* Steiner (notes 001, 004): ``I_q = I_c + m (q^T q I_3 - q q^T) = I_c + m [q]^T [q]``.
-* Compound body: inertias add once expressed about one point in one frame.
-* Spatial inertia at ``{b}`` with ``c != 0`` (note 000 section 6.1 and note 001, "a
-  generalization of Steiner's theorem"), twist ordering ``(omega, v)``::
+* Rotated frame (§3.1, eq. (3.4)): ``I_c' = R_bc^T I_b R_bc``; here :meth:`RigidBody.transformed`.
+* Steiner (§3.1, eq. (3.3)): ``I_q = I_c + m (q^T q I_3 - q q^T) = I_c + m [q]^T [q]``.
+* Compound body: inertias add once expressed about one point in one frame (§3.3, eq. (3.11)).
+* Spatial inertia at ``{b}`` with ``c != 0`` (§3.2, eq. (3.6), and §3.3, eq. (3.8), the
+  "generalised Steiner theorem" of Lynch & Park, sect. 8.2), twist ordering ``(omega, v)``::
 
       G_b = [[I_c - m [c][c],  m [c]],
              [   -m [c],       m I_3]]
@@ -172,7 +172,7 @@ class RigidBody:
 
 def compound(bodies) -> RigidBody:
     """The compound of rigid bodies written in one common frame: total mass, mass-weighted CoM,
-    and the sum of the inertias moved to the common CoM by Steiner's theorem (note 001)."""
+    and the sum of the inertias moved to the common CoM by Steiner's theorem (docs/theory.md §3.3, eq. (3.11))."""
     bodies = list(bodies)
     m = sum(b.mass for b in bodies)
     if m <= 0:
@@ -190,19 +190,22 @@ def _placed(mass, diag, com, R):
 
 
 def box(mass, lx, ly, lz, com=None, R=None) -> RigidBody:
-    """Solid box with sides ``lx, ly, lz`` along x, y, z: ``Ixx = m (ly^2 + lz^2) / 12`` etc. (note 001)."""
+    """Solid box with sides ``lx, ly, lz`` along x, y, z: ``Ixx = m (ly^2 + lz^2) / 12`` etc.
+    (Lynch & Park, sect. 8.2.1)."""
     return _placed(mass, [mass * (ly**2 + lz**2) / 12, mass * (lx**2 + lz**2) / 12, mass * (lx**2 + ly**2) / 12], com, R)
 
 
 def cylinder(mass, radius, length, com=None, R=None) -> RigidBody:
-    """Solid cylinder along z: ``Ixx = Iyy = m (3 r^2 + h^2) / 12``, ``Izz = m r^2 / 2`` (note 001)."""
+    """Solid cylinder along z: ``Ixx = Iyy = m (3 r^2 + h^2) / 12``, ``Izz = m r^2 / 2``
+    (Lynch & Park, sect. 8.2.1)."""
     t = mass * (3 * radius**2 + length**2) / 12
     return _placed(mass, [t, t, mass * radius**2 / 2], com, R)
 
 
 def hollow_cylinder(mass, outer_radius, inner_radius, length, com=None, R=None) -> RigidBody:
     """Hollow cylinder (tube) along z, radii ``a > b``: ``Izz = m (a^2 + b^2) / 2``,
-    ``Ixx = Iyy = m (3 (a^2 + b^2) + h^2) / 12`` (note 004, there with the axis along x)."""
+    ``Ixx = Iyy = m (3 (a^2 + b^2) + h^2) / 12``: the solid :func:`cylinder` of radius ``a`` less the
+    one of radius ``b``, at equal density."""
     if inner_radius > outer_radius:
         raise ModelError("hollow_cylinder: inner_radius is larger than outer_radius")
     s = outer_radius**2 + inner_radius**2
@@ -217,7 +220,7 @@ def sphere(mass, radius, com=None) -> RigidBody:
 
 
 def ellipsoid(mass, a, b, c, com=None, R=None) -> RigidBody:
-    """Solid ellipsoid with semi-axes ``a, b, c``: ``Ixx = m (b^2 + c^2) / 5`` etc. (note 001)."""
+    """Solid ellipsoid with semi-axes ``a, b, c``: ``Ixx = m (b^2 + c^2) / 5`` etc. (Lynch & Park, sect. 8.2.1)."""
     return _placed(mass, [mass * (b**2 + c**2) / 5, mass * (a**2 + c**2) / 5, mass * (a**2 + b**2) / 5], com, R)
 
 

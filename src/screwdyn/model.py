@@ -116,7 +116,7 @@ class Model:
     # ------------------------------------------------------------------ derived quantities
     @property
     def armature(self) -> np.ndarray:
-        """Reflected rotor inertia ``n_r^2 I_m`` added to the diagonal of ``M`` (note 004)."""
+        """Reflected rotor inertia ``n_r^2 I_m`` added to the diagonal of ``M`` (docs/theory.md §4.3, eq. (4.5))."""
         return self.gear_ratio**2 * self.rotor_inertia
 
     @property
@@ -219,7 +219,7 @@ class Model:
     # ------------------------------------------------------------------ builders
     @classmethod
     def from_screws(cls, M_list, G_list, S_list, gravity=(0.0, 0.0, -9.81), name="screw_chain") -> "Model":
-        """A serial chain from Modern Robotics lists (Lynch & Park, ch. 8; note 001).
+        """A serial chain from Modern Robotics lists (Lynch & Park, ch. 8; docs/theory.md §4.2).
 
         ``M_list``: the home poses ``M_{i-1,i}`` of the CoM frames ``{i}``, ``i = 1..n``; an
         extra last entry ``M_{n,n+1}`` adds the tip frame ``"ee"``. ``G_list``: spatial
@@ -250,7 +250,7 @@ class Model:
                 if arr.shape != shape or not np.all(np.isfinite(arr)):
                     raise ModelError(f"from_screws: {what}[{i}] must be a finite {shape} array")
             M0 = M0 @ Ms[i]
-            A = Ad(inverse_transform(M0)) @ Ss[i]           # screw axis in {i} (note 000, step 1)
+            A = Ad(inverse_transform(M0)) @ Ss[i]           # screw axis in {i} (docs/theory.md eq. (4.4))
             w, v = A[:3], A[3:]
             s = np.linalg.norm(w)
             if s > 1e-12 and abs(w @ v) < 1e-9 * s * max(1.0, np.linalg.norm(v)):

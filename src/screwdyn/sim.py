@@ -1,13 +1,13 @@
 """Forward simulation: integrate ``M(q) qdd + h(q, qd) = tau + J^T F_ext - tau_friction`` in time.
 
-The state is ``x = (q, qd)`` and the vector field is (note 002)::
+The state is ``x = (q, qd)`` and the vector field is (docs/theory.md §13, eq. (13.1))::
 
     xdot = (qd, FD(q, qd, tau(t, q, qd), F_ext(t, q, qd)))
 
 with ``FD`` :func:`screwdyn.forward_dynamics`. Integrators:
 
 ``"euler"``
-    Explicit Euler, exactly Modern Robotics' ``EulerStep`` (note 002: ``x_{k+1} = x_k + dt f(x_k)``)::
+    Explicit Euler, exactly Modern Robotics' ``EulerStep`` (eq. (13.2): ``x_{k+1} = x_k + dt f(x_k)``)::
 
         q_{k+1}  = q_k  + dt qd_k
         qd_{k+1} = qd_k + dt qdd_k

@@ -1,14 +1,14 @@
-"""Lie algebra on SE(3): the spatial-vector toolkit of notes 000 and 001.
+"""Lie algebra on SE(3): the spatial-vector toolkit of docs/theory.md §1-§2.
 
 Conventions (used everywhere in screwdyn):
 
-* A twist is ``V = (omega, v)``: angular part first, then linear (note 000, section 2.2).
-* A wrench is ``F = (n, f)``: moment first, then force.
+* A twist is ``V = (omega, v)``: angular part first, then linear (docs/theory.md §1.2, eq. (1.3)).
+* A wrench is ``F = (n, f)``: moment first, then force (eq. (1.4)).
 * A homogeneous transform ``T = (R, p)`` is a ``(4, 4)`` array; ``T_a_b`` is the pose of
-  frame ``{b}`` seen from ``{a}`` (``T_{ab}`` in the notes).
+  frame ``{b}`` seen from ``{a}`` (``T_{a,b}`` in docs/theory.md §1.1).
 * ``[Ad_T] = [[R, 0], [[p] R, R]]`` maps a twist written in ``{b}`` to ``{a}``.
 * ``[ad_V] = [[[omega], 0], [[v], [omega]]]`` is the Lie bracket ``ad_V(W) = [V, W]``;
-  ``[ad_V]^T`` acts on wrenches (the co-adjoint action, note 000 section 3.3).
+  ``[ad_V]^T`` acts on wrenches (the co-adjoint action, docs/theory.md §2.6, eq. (2.16)).
 
 Every function takes plain NumPy arrays and returns new arrays; they are the readable
 reference against which the compiled kernels in :mod:`screwdyn.algorithms` are tested.
@@ -96,7 +96,7 @@ def inverse_transform(T) -> np.ndarray:
 
 
 def Ad(T) -> np.ndarray:
-    """The ``6 x 6`` adjoint ``[Ad_T] = [[R, 0], [[p] R, R]]`` of ``T = (R, p)`` (note 000, 3.1).
+    """The ``6 x 6`` adjoint ``[Ad_T] = [[R, 0], [[p] R, R]]`` of ``T = (R, p)`` (docs/theory.md §2.3, eq. (2.5)).
 
     ``V_a = Ad(T_a_b) @ V_b`` re-expresses a twist ``(omega, v)`` from ``{b}`` in ``{a}``;
     ``F_b = Ad(T_a_b).T @ F_a`` does the same for a wrench ``(n, f)`` the other way.
@@ -111,7 +111,8 @@ def Ad(T) -> np.ndarray:
 
 
 def ad(V) -> np.ndarray:
-    """The ``6 x 6`` Lie bracket matrix ``[ad_V] = [[[omega], 0], [[v], [omega]]]`` of a twist (note 000, 3.2)."""
+    """The ``6 x 6`` Lie bracket matrix ``[ad_V] = [[[omega], 0], [[v], [omega]]]`` of a twist
+    (docs/theory.md §2.5, eq. (2.12))."""
     V = np.asarray(V, dtype=float)
     A = np.zeros((6, 6))
     W = skew(V[:3])
@@ -122,7 +123,7 @@ def ad(V) -> np.ndarray:
 
 
 def ad_dual(V, F) -> np.ndarray:
-    """The wrench action ``[ad_V]^T F = (-[omega] n - [v] f, -[omega] f)`` (note 000, 3.3)."""
+    """The wrench action ``[ad_V]^T F = (-[omega] n - [v] f, -[omega] f)`` (docs/theory.md §2.6, eq. (2.16))."""
     V = np.asarray(V, dtype=float)
     F = np.asarray(F, dtype=float)
     w, v, n, f = V[:3], V[3:], F[:3], F[3:]

@@ -1,6 +1,6 @@
 """Identification of the dynamic parameters of a robot from measured motion and torques.
 
-Inverse dynamics is linear in the parameters (note 002, last section)::
+Inverse dynamics is linear in the parameters (docs/theory.md §12.2, eq. (12.5))::
 
     tau = Y(q, qd, qdd) pi
 

@@ -280,7 +280,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
 def _read_transmissions(robot, joint_types: dict) -> dict:
     """``{joint: {"gear_ratio": n_r, "rotor_inertia": I_m}}`` from simple ``<transmission>`` elements
     (one ``<joint>``, one ``<actuator>`` with ``<mechanicalReduction>`` and, a screwdyn extension,
-    ``<rotor_inertia value="...">``). The reflected inertia ``n_r^2 I_m`` enters ``M`` (note 004);
+    ``<rotor_inertia value="...">``). The reflected inertia ``n_r^2 I_m`` enters ``M`` (docs/theory.md §4.3);
     a transmission without a rotor inertia changes no dynamics. Others (several joints) are ignored."""
     drives = {}
     for tr in _children(robot, "transmission"):

@@ -5,17 +5,17 @@
 ('planar_2r', 'planar_rp', 'pr', 'cartesian_ppp', 'pendulum', 'puma560', 'ur5', 'panda')
 >>> models.load("planar_2r")
 Model('planar_2r', n=2, joints=RR, mass=2 kg)
->>> models.load("pendulum").armature       # I_m n_r^2 of note 004's motor
+>>> models.load("pendulum").armature       # n_r^2 I_m of its motor (docs/theory.md eq. (4.5))
 array([0.05])
 
 =================  ====  ==============================================================
 name               DoF   what
 =================  ====  ==============================================================
-``planar_2r``      2     textbook point-mass 2R arm of note 001 / Modern Robotics 8.1.1
-``planar_rp``      2     planar RP arm with point masses (note 001)
-``pr``             2     the PR robot of note 004, on a horizontal plane
-``cartesian_ppp``  3     Cartesian PPP robot (note 001)
-``pendulum``       1     note 004's actuated pendulum: gear, rotor inertia, viscous friction
+``planar_2r``      2     point-mass 2R arm of docs/theory.md §7.5 / Modern Robotics 8.1.1
+``planar_rp``      2     planar RP arm with point masses, in a vertical plane
+``pr``             2     the PR robot of docs/theory.md §7.5, on a horizontal plane
+``cartesian_ppp``  3     Cartesian PPP robot
+``pendulum``       1     actuated pendulum of docs/theory.md §7.5: gear, rotor, friction
 ``puma560``        6     PUMA 560, Armstrong, Khatib & Burdick 1986 / Corke's Toolbox
 ``ur5``            6     Universal Robots UR5 as in ROS ur_description (example-robot-data)
 ``panda``          7     Franka Emika Panda, Gaz et al. 2019 identified parameters

@@ -5,12 +5,12 @@ inertia on the diagonal of ``M``). Twists are ``(omega, v)``, wrenches ``(n, f)`
 
 * Models: :class:`SymbolicModel` (``from_model``, ``from_urdf``, ``from_screws``) and
   :class:`SymbolicModelBuilder`; any parameter may be a SymPy expression.
-* Euler-Lagrange (notes 001, 003, 004): :class:`Dynamics` (``M``, ``C``, ``g``, ``tau``, ``T``,
+* Euler-Lagrange (docs/theory.md §7): :class:`Dynamics` (``M``, ``C``, ``g``, ``tau``, ``T``,
   ``U``, ``christoffel``) and, for any coordinates and energies, :func:`lagrange_equations`.
-* Newton-Euler (note 000): :func:`rnea`, one generic implementation for SymPy and NumPy.
+* Newton-Euler (docs/theory.md §6): :func:`rnea`, one generic implementation for SymPy and NumPy.
 * Output: :meth:`Dynamics.cse` (operation counts before/after), :meth:`Dynamics.latex`,
   :meth:`Dynamics.lambdify`, :meth:`Dynamics.ccode`; :func:`derive_text` for the CLI.
-* The worked examples of the notes: :mod:`screwdyn.symbolic.examples`.
+* The worked examples of docs/theory.md §7.5, and a few more: :mod:`screwdyn.symbolic.examples`.
 
 >>> import sympy as sp
 >>> from screwdyn.symbolic import Dynamics, rnea

@@ -1,21 +1,26 @@
-"""The worked examples of notes 001 and 004 as symbolic models.
+"""The worked examples of docs/theory.md §7.5, and a few more, as symbolic models.
 
 Each function returns ``(model, s)``: a :class:`SymbolicModel` and a namespace ``s`` holding its
-parameter symbols (``s.m1``, ``s.L1``, ...), so that the closed forms of the notes can be
-written with the very same symbols. Coordinates are the default ``q1, q2, ...`` of
-:class:`~screwdyn.symbolic.Dynamics`; every joint axis is ``z`` unless said otherwise.
+parameter symbols (``s.m1``, ``s.L1``, ...), so that the closed forms of docs/theory.md §7.5 and
+of the docstrings below can be written with the very same symbols. Coordinates are the default
+``q1, q2, ...`` of :class:`~screwdyn.symbolic.Dynamics`; every joint axis is ``z`` unless said
+otherwise.
 
-========================  ==========================================================  =======
-name                      system                                                       note
-========================  ==========================================================  =======
-``bent_link``             1-DOF link bent by a constant angle phi, two point masses    001
-``planar_2r``             planar 2R, point masses at the link ends, gravity -y         001
-``planar_rp``             planar RP, point masses, gravity -y                          001
-``cartesian_ppp``         3-DOF Cartesian robot, z then x then y, gravity -z           001
-``pr_robot``              PR robot on a horizontal plane (gravity normal to it)        004
-``pendulum``              actuated pendulum: gear ratio, rotor, viscous friction       004
+========================  ==========================================================  ===================
+name                      system                                                       docs/theory.md
+========================  ==========================================================  ===================
+``bent_link``             1-DOF link bent by a constant angle phi, two point masses    --
+``planar_2r``             planar 2R, point masses at the link ends, gravity -y         §7.5, (7.13)-(7.15)
+``planar_rp``             planar RP, point masses, gravity -y                          --
+``cartesian_ppp``         3-DOF Cartesian robot, z then x then y, gravity -z           --
+``pr_robot``              PR robot on a horizontal plane (gravity normal to it)        §7.5, (7.16)
+``pendulum``              actuated pendulum: gear ratio, rotor, viscous friction       §7.5, (7.17)-(7.19)
 ``spatial_rrr``           3-DOF spatial arm, axes z, y, x, symbolic everything         --
-========================  ==========================================================  =======
+========================  ==========================================================  ===================
+
+The examples marked ``--`` are not in docs/theory.md. The closed forms in the docstrings of
+``bent_link``, ``planar_rp`` and ``cartesian_ppp`` follow from its Lagrangian route (§7.1-§7.3);
+``spatial_rrr`` has none written out.
 """
 from __future__ import annotations
 
@@ -33,9 +38,9 @@ Z = (0, 0, 1)
 
 
 def bent_link():
-    """Note 001, example 2: a link of two parts ``l1`` (along the vertical axis ``z0`` of the joint)
-    and ``l2`` (raised by the constant angle ``phi`` above the horizontal), with point masses
-    ``m1``, ``m2`` at their ends, turning by ``theta = q1`` about ``z0``; gravity ``-g z0``.
+    """A link of two parts ``l1`` (along the vertical axis ``z0`` of the joint) and ``l2`` (raised
+    by the constant angle ``phi`` above the horizontal), with point masses ``m1``, ``m2`` at their
+    ends, turning by ``theta = q1`` about ``z0``; gravity ``-g z0``.
     The second part is a fixed joint, merged into the link.
 
     ``M = m2 l2^2 cos^2 phi``; ``g = 0`` (the masses move on horizontal circles).
@@ -49,8 +54,9 @@ def bent_link():
 
 
 def planar_2r():
-    """Note 001, example 3: planar 2R with point masses ``m1``, ``m2`` at the ends of links
-    ``L1``, ``L2``; gravity ``-g`` along ``y`` of the plane."""
+    """Planar 2R with point masses ``m1``, ``m2`` at the ends of links ``L1``, ``L2``; gravity
+    ``-g`` along ``y`` of the plane. Closed form: docs/theory.md §7.5, eqs. (7.13)-(7.15), with
+    ``g`` for ``g_0``."""
     L1, L2, m1, m2, g = sp.symbols("L1 L2 m1 m2 g", positive=True)
     b = SymbolicModelBuilder("planar_2r", gravity=(0, -g, 0))
     b.add_body("link1", "base", "joint1", "revolute", axis=Z, mass=m1, com=(L1, 0, 0))
@@ -61,9 +67,9 @@ def planar_2r():
 
 
 def planar_rp():
-    """Note 001, example 4: planar RP. Joint 1 turns the arm by ``q1`` about ``z``; a point mass
-    ``m1`` sits on the arm at ``L1``; joint 2 slides a point mass ``m2`` along the arm, at
-    distance ``q2`` from the axis; gravity ``-g`` along ``y``.
+    """Planar RP. Joint 1 turns the arm by ``q1`` about ``z``; a point mass ``m1`` sits on the arm
+    at ``L1``; joint 2 slides a point mass ``m2`` along the arm, at distance ``q2`` from the axis;
+    gravity ``-g`` along ``y``.
 
     ``M = diag(m1 L1^2 + m2 q2^2, m2)``, ``c = (2 m2 q2 qd1 qd2, -m2 q2 qd1^2)``,
     ``g = ((m1 L1 + m2 q2) g cos q1, m2 g sin q1)``.
@@ -76,8 +82,8 @@ def planar_rp():
 
 
 def cartesian_ppp():
-    """Note 001, example 5: Cartesian robot of three mutually orthogonal prismatic joints, ``q1``
-    vertical (``z``), ``q2`` along ``x``, ``q3`` along ``y``; link masses ``m1, m2, m3``; gravity ``-g z``.
+    """Cartesian robot of three mutually orthogonal prismatic joints, ``q1`` vertical (``z``),
+    ``q2`` along ``x``, ``q3`` along ``y``; link masses ``m1, m2, m3``; gravity ``-g z``.
 
     ``M = diag(m1 + m2 + m3, m2 + m3, m3)``, ``C = 0``, ``g = ((m1 + m2 + m3) g, 0, 0)``.
     """
@@ -90,9 +96,10 @@ def cartesian_ppp():
 
 
 def pr_robot():
-    """Note 004: PR robot on a horizontal plane. ``q1`` slides link 1 along ``x`` (its CoM at
-    ``q1 - dc1``); ``q2`` turns link 2 about ``z`` (CoM at ``dc2`` along it, inertia
-    ``diag(Ic2xx, Ic2yy, Ic2zz)`` about the CoM). Gravity ``-g0 z`` is normal to the plane.
+    """PR robot on a horizontal plane (docs/theory.md §7.5, eq. (7.16)). ``q1`` slides link 1
+    along ``x`` (its CoM at ``q1 - dc1``); ``q2`` turns link 2 about ``z`` (CoM at ``dc2`` along
+    it, inertia ``diag(Ic2xx, Ic2yy, Ic2zz)`` about the CoM). Gravity ``-g0 z`` is normal to the
+    plane.
 
     ``M = [[m1 + m2, -m2 dc2 sin q2], [-m2 dc2 sin q2, Ic2zz + m2 dc2^2]]``,
     ``c = (-m2 dc2 cos q2 qd2^2, 0)``, ``g = 0``.
@@ -107,11 +114,11 @@ def pr_robot():
 
 
 def pendulum():
-    """Note 004: actuated pendulum. ``q1 = theta`` about ``z`` from the downward vertical; link
-    mass ``m`` with CoM at ``d`` and inertia ``I_l`` about it; tip at ``l`` (frame ``"tip"``);
-    motor of rotor inertia ``I_m`` behind a gear of ratio ``n_r`` (``theta_m = n_r theta``);
-    viscous friction ``b_l`` on the link side and ``b_m`` on the motor side, ``b_l + b_m n_r^2``
-    seen at the joint; gravity ``-g0 y``.
+    """Actuated pendulum (docs/theory.md §7.5, eqs. (7.17)-(7.19)). ``q1 = theta`` about ``z``
+    from the downward vertical; link mass ``m`` with CoM at ``d`` and inertia ``I_l`` about it; tip
+    at ``l`` (frame ``"tip"``); motor of rotor inertia ``I_m`` behind a gear of ratio ``n_r``
+    (``theta_m = n_r theta``); viscous friction ``b_l`` on the link side and ``b_m`` on the motor
+    side, ``b_l + b_m n_r^2`` seen at the joint; gravity ``-g0 y``.
 
     ``I thdd + m g0 d sin th = n_r tau_m - (b_l + b_m n_r^2) thd + l cos th F_x`` with
     ``I = I_l + m d^2 + I_m n_r^2`` and ``tau = n_r tau_m`` at the joint.

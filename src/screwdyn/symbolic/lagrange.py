@@ -1,9 +1,9 @@
-"""The Lagrangian route: closed-form ``tau = M(q) qdd + C(q, qd) qd + g(q)`` with SymPy (notes 001, 003, 004).
+"""The Lagrangian route: closed-form ``tau = M(q) qdd + C(q, qd) qd + g(q)`` with SymPy (docs/theory.md §7).
 
 For a tree of rigid bodies (:class:`Dynamics`):
 
-* kinetic energy ``T = 1/2 qd^T M qd`` with (note 003)
-  ``M = sum_i m_i J_v,i^T J_v,i + J_w,i^T R_i I_i R_i^T J_w,i  (+ diag(n_r^2 I_m), note 004)``,
+* kinetic energy ``T = 1/2 qd^T M qd`` with (docs/theory.md §7.1, eq. (7.2))
+  ``M = sum_i m_i J_v,i^T J_v,i + J_w,i^T R_i I_i R_i^T J_w,i  (+ diag(n_r^2 I_m), eq. (4.5))``,
   computed as ``M = sum_i J_i^T G_i J_i`` with the body Jacobian ``J_i`` (column ``j`` is
   ``[Ad_{T_{i,j}}] S_j``, the twist of body ``i`` in its own frame per unit ``qd_j``) and the
   spatial inertia ``G_i`` at the body frame: the same sum, with the Jacobians written in the
@@ -13,8 +13,9 @@ For a tree of rigid bodies (:class:`Dynamics`):
   ``[C]_kj = sum_i c_ijk qd_i``, so that ``Mdot - 2C`` is skew-symmetric;
 * joint friction ``b qd + f_c sign(qd)`` (viscous, Coulomb) added to ``tau``.
 
-For any system given by its energies: :func:`lagrange_equations` (note 001's particle,
-note 004's pendulum in ``q = theta`` or ``q = theta_m``).
+For any system given by its energies: :func:`lagrange_equations` (eq. (7.1); e.g. a particle on a
+vertical line, or the pendulum of docs/theory.md §7.5 in ``q = theta``, eq. (7.18), or
+``q = theta_m``, eq. (7.19)).
 """
 from __future__ import annotations
 
@@ -269,12 +270,13 @@ class Dynamics:
         """``dM/dt = sum_k dM/dq_k qd_k``."""
         return sum((dMk * qdk for dMk, qdk in zip(self.dM, self.qd)), sp.zeros(self.n, self.n))
 
-    # ------------------------------------------------------------------ Jacobians and forces (note 003)
+    # ------------------------------------------------------------------ Jacobians and forces (theory.md §7.1)
     def point_jacobian(self, body, point=(0, 0, 0)) -> sp.Matrix:
         """``J_v`` (3 x n): velocity, in the base frame, of a point fixed on ``body`` (given in its frame).
 
         Column ``j``: ``z_j x (r - o_j)`` for a revolute joint ``j`` (axis ``z_j`` through ``o_j``),
-        ``z_j`` for a prismatic one, zero for a joint that does not carry the body (note 003).
+        ``z_j`` for a prismatic one, zero for a joint that does not carry the body: the linear rows
+        of the world-aligned Jacobian (docs/theory.md eq. (5.3)) of a frame at the point.
         """
         m = self.model
         i, pose = m.frame(body)
@@ -288,7 +290,8 @@ class Dynamics:
         return J
 
     def link_jacobians(self, body):
-        """``(J_v, J_w)``, both 3 x n in the base frame, of the CoM and angular velocity of ``body`` (note 003).
+        """``(J_v, J_w)``, both 3 x n in the base frame, of the CoM and angular velocity of ``body``
+        (docs/theory.md §7.1).
 
         ``M = sum_i m_i J_v^T J_v + J_w^T R_i I_i R_i^T J_w`` with these, plus the rotor terms.
         """
@@ -390,7 +393,7 @@ def _is_function_of(e, t):
 
 
 def lagrange_equations(T, U, q, qd=None, qdd=None, generalized_forces=None, t=None, simplify=False) -> sp.Matrix:
-    """The Euler-Lagrange equations ``d/dt dL/dqd_k - dL/dq_k - f_k`` with ``L = T - U`` (note 001).
+    """The Euler-Lagrange equations ``d/dt dL/dqd_k - dL/dq_k - f_k`` with ``L = T - U`` (docs/theory.md eq. (7.1)).
 
     Returns the ``n x 1`` Matrix of residuals ``E_k = d/dt (dL/dqd_k) - dL/dq_k - f_k`` (the
     equations of motion read ``E = 0``); without ``generalized_forces``, ``E`` is the generalized

@@ -82,7 +82,8 @@ def _scalar(x, what):
 
 
 def inertia_about_origin(mass, com, inertia_com):
-    """``I_o = I_c + m [c]^T [c]`` (Steiner, note 001) about the frame origin; SymPy, no division."""
+    """``I_o = I_c + m [c]^T [c]`` (Steiner, docs/theory.md eq. (3.3)) about the frame origin; SymPy,
+    no division."""
     C = skew(SYMPY, com)
     return sp.ImmutableMatrix(inertia_com + mass * (C.T @ C))
 
@@ -168,7 +169,7 @@ class SymbolicModel:
 
     @property
     def armature(self) -> tuple:
-        """Reflected rotor inertia ``n_r^2 I_m`` on the diagonal of ``M`` (note 004)."""
+        """Reflected rotor inertia ``n_r^2 I_m`` on the diagonal of ``M`` (docs/theory.md §4.3, eq. (4.5))."""
         return tuple(nr**2 * Im for nr, Im in zip(self.gear_ratio, self.rotor_inertia))
 
     @property
@@ -184,7 +185,7 @@ class SymbolicModel:
     def spatial_inertia(self, i) -> sp.Matrix:
         """The 6x6 spatial inertia ``G_i`` of body ``i`` in its own frame, ``(omega, v)`` order::
 
-            G_i = [[I_o, [h]], [-[h], m I_3]]      (= spatial_inertia(m, c, I_c), note 001)
+            G_i = [[I_o, [h]], [-[h], m I_3]]      (= spatial_inertia(m, c, I_c), docs/theory.md eq. (3.6))
 
         from the mass, first moment ``h = m c`` and inertia about the origin ``I_o``: no division
         by the mass, so a body merged from parts stays polynomial in their parameters."""
@@ -410,7 +411,8 @@ class SymbolicModel:
     @classmethod
     def from_screws(cls, M_list, G_list, S_list, gravity=(0, 0, -sp.Symbol("g", positive=True)),
                     name="screw_chain") -> "SymbolicModel":
-        """A serial chain from Modern Robotics lists (note 001), entries numbers or SymPy expressions.
+        """A serial chain from Modern Robotics lists (docs/theory.md §4.2), entries numbers or SymPy
+        expressions.
 
         ``M_list``: home poses ``M_{i-1,i}`` of the CoM frames ``{i}``; an extra last entry
         ``M_{n,n+1}`` adds the tip frame ``"ee"``. ``G_list``: spatial inertias ``G_i`` (6x6,
@@ -550,7 +552,8 @@ class SymbolicModelBuilder:
         """Add a rigid part (mass, CoM, inertia about its CoM, in a frame at pose ``T`` in body ``i``).
 
         Parts add without division as mass, first moment ``h = m c`` and inertia about the body
-        origin ``I_o = R I_c R^T + m [c]^T [c]`` (note 001: compound bodies, Steiner)."""
+        origin ``I_o = R I_c R^T + m [c]^T [c]`` (compound bodies, docs/theory.md §3.3: rotation
+        (3.4) and Steiner (3.3))."""
         body = self._bodies[i]
         R, p = T[:3, :3], T[:3, 3]
         c_part = R @ com + p

@@ -1,4 +1,4 @@
-"""The recursive Newton-Euler algorithm (note 000), one generic implementation for SymPy and NumPy.
+"""The recursive Newton-Euler algorithm (docs/theory.md §6), one generic implementation for SymPy and NumPy.
 
 ``tau = M(q) qdd + C(q, qd) qd + g(q)`` (plus the joint-space terms of the model: reflected
 rotor inertia ``n_r^2 I_m qdd``, viscous ``b qd`` and Coulomb ``f_c sign(qd)`` friction).
@@ -60,7 +60,7 @@ def rnea(model, q, qd, qdd, *, f_ext=None, joint_terms=True):
         if p >= 0:
             F[p] = F[p] + X[i].T @ F[i]
 
-    # Joint-space terms read from the model (note 004): rotor inertia and friction.
+    # Joint-space terms read from the model (docs/theory.md eqs. (4.5), (4.6)): rotor inertia and friction.
     if joint_terms:
         for i in range(n):
             tau[i] = (tau[i] + model.gear_ratio[i] ** 2 * model.rotor_inertia[i] * qdd[i]

@@ -1,4 +1,4 @@
-"""The spatial-vector toolkit of notes 000 and 001, generic over the element type.
+"""The spatial-vector toolkit of docs/theory.md §1-§3, generic over the element type.
 
 The same operators as :mod:`screwdyn.spatial`, written once against a backend ``xp``
 (:data:`~screwdyn.symbolic.backend.SYMPY` or :data:`~screwdyn.symbolic.backend.NUMPY`), so that
@@ -8,8 +8,8 @@ Conventions (as everywhere in screwdyn): twists ``V = (omega, v)``, wrenches ``F
 ``T_a_b = (R, p)`` is the pose of ``{b}`` in ``{a}``;
 ``[Ad_T] = [[R, 0], [[p] R, R]]``; ``[ad_V] = [[[omega], 0], [[v], [omega]]]``.
 
-The joint interface (:func:`joint_transform`, :func:`motion_subspace`) is the only place that
-branches on the joint type: body ``i``'s frame lies on its joint axis ``a``, so
+The joint interface (:func:`joint_transform`, :func:`motion_subspace`; docs/theory.md §4.2) is the
+only place that branches on the joint type: body ``i``'s frame lies on its joint axis ``a``, so
 ``S_i = (a, 0)`` (revolute) or ``(0, a)`` (prismatic), and
 ``T_{p(i),i}(q_i) = T_{p(i),i}(0) exp([S_i] q_i)``.
 """
@@ -61,14 +61,15 @@ def inverse_transform(xp, T):
 
 
 def Ad(xp, T):
-    """``[Ad_T] = [[R, 0], [[p] R, R]]`` (note 000, 3.1): ``V_a = [Ad_{T_a_b}] V_b``."""
+    """``[Ad_T] = [[R, 0], [[p] R, R]]`` (docs/theory.md eq. (2.5)): ``V_a = [Ad_{T_a_b}] V_b``."""
     R, p = T[:3, :3], T[:3, 3]
     Z = xp.matrix([[0, 0, 0]] * 3)
     return xp.block([[R, Z], [skew(xp, p) @ R, R]])
 
 
 def ad(xp, V):
-    """``[ad_V] = [[[omega], 0], [[v], [omega]]]`` (note 000, 3.2); ``[ad_V]^T`` acts on wrenches."""
+    """``[ad_V] = [[[omega], 0], [[v], [omega]]]`` (docs/theory.md eq. (2.12)); ``[ad_V]^T`` acts on
+    wrenches."""
     W = skew(xp, [V[0], V[1], V[2]])
     Z = xp.matrix([[0, 0, 0]] * 3)
     return xp.block([[W, Z], [skew(xp, [V[3], V[4], V[5]]), W]])
@@ -95,7 +96,8 @@ def motion_subspace(xp, joint_type, axis):
 
 
 def spatial_inertia(xp, mass, com, inertia_com):
-    """The 6x6 spatial inertia at the body frame (note 001, generalised Steiner), ``(omega, v)`` order::
+    """The 6x6 spatial inertia at the body frame (docs/theory.md eq. (3.6); the generalised
+    Steiner theorem (3.8)), ``(omega, v)`` order::
 
         G = [[I_c - m [c][c],  m [c]],
              [   -m [c],       m I_3]]

@@ -92,7 +92,7 @@ def test_console_script_help():
 
 # ---------------------------------------------------------------------------- in process
 @pytest.mark.parametrize("command", ["info", "inverse-dynamics", "forward-dynamics", "mass-matrix", "simulate",
-                                     "derive"])
+                                     "derive", "compile"])
 def test_help_everywhere(command, capsys):
     with pytest.raises(SystemExit) as e:
         main([command, "--help"])

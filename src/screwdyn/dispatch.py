@@ -215,10 +215,11 @@ def _raise_first(status, batch_shape, names):
 
 
 def _frame_wrench_maps(model):
-    """``{frame name: (body, [Ad_{T_{f,b}}]^T)}`` for the frames on moving bodies, made once per model."""
+    """``{frame name: (body, [Ad_{T_{f,b}}])}``, made once per model: a wrench ``F_f`` (a row) on the
+    frame is ``F_b = np.dot(F_f, A)`` on the body (``[Ad_{T_{f,b}}]^T F_f``)."""
     maps = model._derived.get("wrench_maps")
     if maps is None:
-        maps = {name: (int(model.frame_body[k]), np.ascontiguousarray(Ad(inverse_transform(model.frame_pose[k])).T))
+        maps = {name: (int(model.frame_body[k]), Ad(inverse_transform(model.frame_pose[k])))
                 for k, name in enumerate(model.frame_names)}
         model._derived["wrench_maps"] = maps
     return maps
@@ -230,9 +231,9 @@ def _dict_wrenches(model, f_ext):
     maps = model._derived.get("wrench_maps") or _frame_wrench_maps(model)
     F = np.zeros((model.n, 6))
     for name, w in f_ext.items():
-        b, X = maps[name]
+        b, A = maps[name]
         if b >= 0:
-            F[b] += np.dot(X, w)   # a (6,) wrench, or a ValueError for the general path
+            F[b] += np.dot(w, A)   # a (6,) wrench, or a ValueError for the general path
     return F
 
 
@@ -250,14 +251,14 @@ def external_wrenches(model: Model, f_ext, batch_shape=()) -> np.ndarray:
         out = np.zeros(tuple(batch_shape) + (n, 6))
         for name, w in f_ext.items():
             try:
-                b, X = maps[name]
+                b, A = maps[name]
             except (KeyError, TypeError):
                 raise InputError(f"f_ext: unknown link or frame {name!r}; known: {list(model.frame_names)}") from None
             w = vector(w, 6, f"f_ext[{name!r}]")
             if b < 0:
                 continue
             try:
-                out[..., b, :] += w @ X.T
+                out[..., b, :] += np.dot(w, A)
             except ValueError:
                 raise InputError(f"f_ext[{name!r}] has shape {w.shape}, which does not broadcast to the batch "
                                  f"shape {tuple(batch_shape)}") from None

@@ -1,0 +1,95 @@
+"""screwdyn.dispatch, the one place that calls the kernels: each kernel module's declared entry
+points, the fast paths for f_ext (an array or a dict), and what a first call says when it compiles."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import screwdyn
+from helpers import random_model, random_state
+from screwdyn import dispatch
+from screwdyn.errors import InputError
+
+
+def test_every_kernel_module_declares_entry_points_with_well_formed_signatures():
+    kernels = dispatch.kernels()
+    keys = {k.key for k in kernels}
+    assert {"rnea", "crba", "aba", "coriolis", "fd_crb", "minv", "energy", "poses", "jacobian", "frame_motion",
+            "regressor"} <= keys
+    for k in kernels:
+        entry = k.entry
+        one, batch = entry.signature("one"), entry.signature("batch")
+        extra = 2 if entry.fext else 0
+        assert len(one) == 1 + len(entry.states) + extra + len(entry.params) + len(entry.outputs)
+        assert len(batch) == len(one) + 1 + bool(entry.lanes)   # status, and the compile-time lanes
+        assert entry.work_floats(10) > 0 and entry.per_lane.py_func(10) == entry.work_floats(10)
+
+
+def test_f_ext_as_an_array_or_a_dict_gives_the_general_paths_answer(rng):
+    """A C-contiguous float64 f_ext and a dict of single wrenches take the fast path; a strided
+    f_ext the general path: the same numbers. A dict naming an unknown frame, or a wrench of the
+    wrong shape, gets the general path's message."""
+    model = random_model(rng, n=6, fixed=2)
+    n = model.n
+    q, qd, qdd = random_state(rng, n)
+    F = rng.normal(size=(n, 6))
+    strided = np.repeat(F, 2, axis=1)[:, ::2]
+    assert not strided.flags.c_contiguous
+    frames = [f for f in model.frame_names if model.frame_body[model.frame_index(f)] >= 0][:2]
+    wrenches = {f: rng.normal(size=6) for f in frames}
+    as_array = screwdyn.external_wrenches(model, wrenches)
+    for f, args in ((screwdyn.inverse_dynamics, (q, qd, qdd)), (screwdyn.bias_torques, (q, qd)),
+                    (screwdyn.forward_dynamics, (q, qd, qdd))):
+        want = f(model, *args, f_ext=np.array(F))
+        assert np.array_equal(f(model, *args, f_ext=strided), want), f.__name__
+        assert np.array_equal(f(model, *args, f_ext=as_array), f(model, *args, f_ext=wrenches)), f.__name__
+        assert np.array_equal(f(model, *args, f_ext={k: list(w) for k, w in wrenches.items()}),
+                              f(model, *args, f_ext=wrenches)), f.__name__
+    with pytest.raises(InputError, match="unknown link or frame 'nowhere'"):
+        screwdyn.inverse_dynamics(model, q, qd, qdd, f_ext={"nowhere": np.zeros(6)})
+    with pytest.raises(InputError, match="f_ext"):
+        screwdyn.inverse_dynamics(model, q, qd, qdd, f_ext={frames[0]: np.zeros(5)})
+    with pytest.raises(InputError, match="takes no f_ext"):
+        dispatch.call(dispatch.Kernel("crba", "crba"), model, (q,), fext=F)
+
+
+def test_a_dict_of_wrenches_for_a_batch(rng):
+    """With a batch of states, a dict's wrenches may be one for all (6,) or one per state (B, 6)."""
+    model = random_model(rng, n=5, fixed=1)
+    frame = model.link_names[-1]
+    Q, QD, QDD = random_state(rng, model.n, (4,))
+    W = rng.normal(size=(4, 6))
+    tau = screwdyn.inverse_dynamics(model, Q, QD, QDD, f_ext={frame: W})
+    same = screwdyn.inverse_dynamics(model, Q, QD, QDD, f_ext={frame: W[1]})
+    for k in range(4):
+        assert np.array_equal(tau[k], screwdyn.inverse_dynamics(model, Q[k], QD[k], QDD[k], f_ext={frame: W[k]}))
+        assert np.array_equal(same[k], screwdyn.inverse_dynamics(model, Q[k], QD[k], QDD[k], f_ext={frame: W[1]}))
+
+
+FIRST_CALLS = """
+import numpy as np, screwdyn
+b = screwdyn.ModelBuilder("one_link")
+b.add_body("a", "base", "j1", "revolute", mass=1.0, com=(0.1, 0, 0), inertia=np.eye(3) * 1e-3)
+m = b.build()
+x = np.array([0.3])
+screwdyn.kinetic_energy(m, x, x)
+screwdyn.kinetic_energy(m, x, x)
+screwdyn.jacobian(m, x, "a")
+"""
+
+
+def test_a_first_call_that_compiles_says_so_once(tmp_path):
+    """With an empty numba cache the first call that compiles says so on stderr, once a process;
+    the next process, on the cache the first filled, says nothing."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    said = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(FIRST_CALLS)], env=env, capture_output=True,
+                           text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        said.append([line for line in r.stderr.splitlines() if line.startswith("screwdyn:")])
+    assert len(said[0]) == 1 and "compiling the numba kernels" in said[0][0] and str(tmp_path) in said[0][0]
+    assert said[1] == []

@@ -40,8 +40,8 @@ from .spatial_kernels import ad, aligned, cross_force, rotate6, translate_twist,
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, lanes_of, load, load_wrenches,
-    put, row, store, units,
+    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, lanes_of, load,
+    load_wrenches, put, row, store, units,
 )
 
 LANES = 16   # Talos' 44 bodies keep their work on the stack
@@ -158,7 +158,8 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
                 Ji = get6(J[i], l)
                 Ui = articulated_apply(get21(IA[i], l), Ji)                     # U_i = IA_i J_i
                 put(U[i], l, Ui)
-                d = arm + (Ji[0] * Ui[0] + Ji[1] * Ui[1] + Ji[2] * Ui[2] + Ji[3] * Ui[3] + Ji[4] * Ui[4] + Ji[5] * Ui[5])
+                d = arm + (Ji[0] * Ui[0] + Ji[1] * Ui[1] + Ji[2] * Ui[2]
+                           + Ji[3] * Ui[3] + Ji[4] * Ui[4] + Ji[5] * Ui[5])
                 D[i, l] = d
                 p0, p1, p2, p3, p4, p5 = get6(pA[i], l)
                 u[i, l] = TAU[i, l] - (Ji[0] * p0 + Ji[1] * p1 + Ji[2] * p2 + Ji[3] * p3 + Ji[4] * p4 + Ji[5] * p5)

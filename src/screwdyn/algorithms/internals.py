@@ -49,8 +49,9 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window", "as_contiguous", "fetch_add",
-           "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA", "install_cache_stamp", "cache_has"]
+__all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window",
+           "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA",
+           "install_cache_stamp", "cache_has"]
 
 
 def _fast_pieces():
@@ -82,7 +83,9 @@ KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy"} if FAST   # num
 HELPER = dict(KERNEL, forceinline=True) if FAST else KERNEL
 INLINE = {"cache": CACHED, "inline": "always"}    # the few helpers that return an array (a view):
 #   inlined by numba, since a function compiled without the runtime may only return its arguments
-DRIVER = {"cache": CACHED, "inline": "always"}   # the batch drivers' set-up: inlined into the parallel function (it allocates, and reads the thread count, defined once numba launches its threads)
+# The batch drivers' set-up (work.units), inlined into the parallel function: it allocates, and reads the
+# thread count, whose symbol exists once numba has launched its threads.
+DRIVER = {"cache": CACHED, "inline": "always"}
 
 
 # ---------------------------------------------------------------------------------- fused arithmetic
@@ -229,12 +232,13 @@ if FAST:
 
         def codegen(context, builder, signature, args):
             with builder.goto_entry_block():
-                data = builder.alloca(context.get_value_type(types.float64), size=context.get_constant(types.intp, r * c))
+                size = context.get_constant(types.intp, r * c)
+                data = builder.alloca(context.get_value_type(types.float64), size=size)
             itemsize = context.get_constant(types.intp, 8)
             out = context.make_array(result)(context, builder)
-            _populate_array(out, data=data, shape=[context.get_constant(types.intp, r), context.get_constant(types.intp, c)],
-                            strides=[context.get_constant(types.intp, 8 * c), itemsize], itemsize=itemsize,
-                            meminfo=None)
+            shape = [context.get_constant(types.intp, r), context.get_constant(types.intp, c)]
+            _populate_array(out, data=data, shape=shape, strides=[context.get_constant(types.intp, 8 * c), itemsize],
+                            itemsize=itemsize, meminfo=None)
             return out._getvalue()
         return result(rows, lanes), codegen
 

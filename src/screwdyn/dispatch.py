@@ -121,28 +121,82 @@ class Kernel:
         return self.batch(lanes)(*args) if lanes is None else self.batch(lanes)(*args, lanes)
 
 
+def _main_thread_room():
+    """Floats of work a kernel may keep on the main thread's stack: half its size limit
+    (``RLIMIT_STACK``; 8 MiB on most Linux systems), at least STACK_LIMIT."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    except (ImportError, OSError, ValueError):   # pragma: no cover - no resource module (Windows)
+        return STACK_LIMIT
+    if soft == resource.RLIM_INFINITY:
+        soft = 8 << 20
+    return max(STACK_LIMIT, min(soft, 256 << 20) // 16)
+
+
+_MAIN_ROOM = _main_thread_room()
+
+
+def fits_this_thread(floats):
+    """Whether ``floats`` float64 numbers of work fit the calling thread's stack: STACK_LIMIT on any
+    thread (Python's and numba's have 512 KiB or more), more on the main thread (:func:`_main_thread_room`)."""
+    if floats <= STACK_LIMIT:
+        return True
+    return floats <= _MAIN_ROOM and threading.current_thread() is threading.main_thread()
+
+
+class _LargeStack:
+    """One thread, made on first use, whose stack holds a large model's work; calls are handed to it
+    in turn (a thread made per call cost 100-200 us)."""
+
+    def __init__(self):
+        self.size = 0
+        self.thread = None
+        self.jobs = None
+
+    def run(self, floats, function, args):
+        need = max(8 * floats * 2 + (4 << 20), 32 << 20)
+        with Kernel._lock:
+            if self.thread is None or need > self.size:
+                import queue
+                self.jobs, self.size = queue.Queue(), need
+                previous = threading.stack_size(need)
+                try:
+                    self.thread = threading.Thread(target=self._serve, args=(self.jobs,), name="screwdyn-large-model",
+                                                   daemon=True)
+                    self.thread.start()
+                finally:
+                    threading.stack_size(previous)
+            jobs = self.jobs
+        done = threading.Event()
+        box = []
+        jobs.put((function, args, box, done))
+        done.wait()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    @staticmethod
+    def _serve(jobs):
+        while True:
+            function, args, box, done = jobs.get()
+            try:
+                box.append((True, function(*args)))
+            except BaseException as e:   # noqa: BLE001 - handed back to the caller
+                box.append((False, e))
+            done.set()
+
+
+_LARGE = _LargeStack()
+
+
 def on_large_stack(floats, function, *args):
-    """``function(*args)`` on a new thread whose stack holds ``floats`` float64 numbers of work with
-    room to spare (a model too large for the stack of the calling thread)."""
-    result, error = [], []
-
-    def run():
-        try:
-            result.append(function(*args))
-        except BaseException as e:   # noqa: BLE001 - re-raised in the caller
-            error.append(e)
-
-    with Kernel._lock:
-        previous = threading.stack_size(max(8 * floats * 2 + (4 << 20), 32 << 20))
-        try:
-            thread = threading.Thread(target=run, name="screwdyn-large-model")
-            thread.start()
-        finally:
-            threading.stack_size(previous)
-    thread.join()
-    if error:
-        raise error[0]
-    return result[0]
+    """``function(*args)`` on the calling thread if ``floats`` float64 numbers of work fit its stack,
+    else on a thread whose stack holds them with room to spare."""
+    if fits_this_thread(floats):
+        return function(*args)
+    return _LARGE.run(floats, function, args)
 
 
 # ---------------------------------------------------------------------------------- checks

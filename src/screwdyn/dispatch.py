@@ -13,7 +13,7 @@ with the argument's name and the batch index.
 Entry points are compiled on first use, or loaded from numba's cache (the package ships one for the
 machine it was installed on: ``setup.py``). When a first call has to compile, it says so once, on
 stderr. A model whose work does not fit the stack of numba's threads runs its states one at a time,
-on a thread of its own with a stack made for it.
+on the main thread's stack or on a thread with a stack made for it (:func:`on_large_stack`).
 """
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ __all__ = ["Kernel", "call", "vector", "check_model", "output", "external_wrench
 F64 = np.dtype(np.float64)
 _ND = np.ndarray
 _empty = np.empty
-NOT_FAST = int(Status.NOT_FAST)
 _NO_FEXT = np.zeros((1, 6))          # stands in for f_ext when there is none (the kernels do not read it)
 _NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
 _NOT_ARRAYS = (AttributeError, TypeError, KeyError, ValueError)   # what the fast paths' tests and the entry
@@ -99,8 +98,8 @@ class Kernel:
 
     def lanes(self, n):
         """The lanes a batch runs with for a model of ``n`` bodies: the entry's LANES when they fit
-        the stack, else 1 (None for a kernel without lanes); 0 when one lane does not fit, and its
-        states go one at a time on a thread with a large stack."""
+        STACK_LIMIT, else 1 (None for a kernel without lanes); 0 when one lane does not fit, and
+        its states go one at a time (:func:`on_large_stack`)."""
         entry = self.entry
         per_lane = entry.work_floats(n)
         if per_lane > STACK_LIMIT:
@@ -111,9 +110,10 @@ class Kernel:
 
     def lanes_for(self, model):
         """:meth:`lanes` for ``model``, worked out once per model."""
-        lanes = model._derived.get(self.key, -1)
+        key = ("lanes", self.key)
+        lanes = model._derived.get(key, -1)
         if lanes == -1:
-            lanes = model._derived[self.key] = self.lanes(model.n)
+            lanes = model._derived[key] = self.lanes(model.n)
         return lanes
 
     def run_batch(self, args, lanes):
@@ -159,6 +159,8 @@ class _LargeStack:
         with Kernel._lock:
             if self.thread is None or need > self.size:
                 import queue
+                if self.jobs is not None:
+                    self.jobs.put(None)   # the smaller thread ends
                 self.jobs, self.size = queue.Queue(), need
                 previous = threading.stack_size(need)
                 try:
@@ -180,7 +182,10 @@ class _LargeStack:
     @staticmethod
     def _serve(jobs):
         while True:
-            function, args, box, done = jobs.get()
+            job = jobs.get()
+            if job is None:
+                return
+            function, args, box, done = job
             try:
                 box.append((True, function(*args)))
             except BaseException as e:   # noqa: BLE001 - handed back to the caller

@@ -88,7 +88,8 @@ def articulate(IA, U, D, u, pA, c):
 @njit(**KERNEL)
 def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd, tau, qdd (B, n)`` (and ``fext (B, n, 6)`` when
-    ``use_fext``): ``qdd[k]`` and ``status[k]`` (SINGULAR when some ``D_i <= 0``)."""
+    ``use_fext``): ``qdd[k]`` and ``status[k]`` (SINGULAR when some ``D_i <= 0``), ``lanes`` (a
+    compile-time constant) at a time."""
     n = kd.shape[0] - 1
     L = lanes
     Q, QD, TAU, QDDw = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))   # QDDw: lanes_of

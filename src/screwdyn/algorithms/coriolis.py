@@ -127,7 +127,8 @@ def ancestor_pair(F, a, g, Jj, dJj):
 
 @njit(**KERNEL)
 def coriolis(kd, q, qd, C, status, k0, k1, lanes):
-    """States ``k0 <= k < k1`` of ``q, qd (B, n)``: ``C[k] (n, n)`` and ``status[k]``."""
+    """States ``k0 <= k < k1`` of ``q, qd (B, n)``: ``C[k] (n, n)`` and ``status[k]``, ``lanes``
+    (a compile-time constant) at a time."""
     n = kd.shape[0] - 1
     L = lanes
     Q, QD = stack((n, L)), stack((n, L))

@@ -55,7 +55,8 @@ def joint_row(J, F):
 
 @njit(**KERNEL)
 def crba(kd, q, M, status, k0, k1, lanes):
-    """States ``k0 <= k < k1`` of ``q (B, n)``: ``M[k] (n, n)`` and ``status[k]``."""
+    """States ``k0 <= k < k1`` of ``q (B, n)``: ``M[k] (n, n)`` and ``status[k]``, ``lanes`` (a
+    compile-time constant) at a time."""
     n = kd.shape[0] - 1
     L = lanes
     Q = stack((n, L))

@@ -69,7 +69,8 @@ def per_lane(n):
 @njit(**KERNEL)
 def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd, qdd, tau (B, n)`` (and ``fext (B, n, 6)`` when
-    ``use_fext``): ``tau[k]`` and ``status[k]`` (NaN or inf in an input: ``tau[k]`` untouched)."""
+    ``use_fext``): ``tau[k]`` and ``status[k]``, ``lanes`` (a compile-time constant) at a time. A
+    state flagged for a NaN or inf has no meaningful ``tau[k]`` (:mod:`.work`: ``lanes_of``)."""
     n = kd.shape[0] - 1
     L = lanes
     Q, QD, QDD, TAUw = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))   # TAUw: lanes_of

@@ -17,9 +17,10 @@ one lane.
 
 **Work arrays** are separate stack allocations (``internals.stack``): the compiler then
 knows that none overlaps another, and vectorises a loop that reads some and writes others without
-run-time checks. A kernel takes as many lanes as fit in :data:`STACK_LIMIT` floats
-(:func:`lane_count`); a model whose single lane does not fit runs on a thread with a stack made for
-it (``screwdyn.dispatch``).
+run-time checks. The lane count is a compile-time constant, the kernel's ``lanes`` argument: 1 for
+a single state, its module's ``LANES`` for a batch when that many lanes of work fit in
+:data:`STACK_LIMIT` floats, else 1 (``screwdyn.dispatch.Kernel.lanes``); a model whose single lane
+does not fit runs on a thread with a larger stack (``screwdyn.dispatch.on_large_stack``).
 """
 import numpy as np
 from numba import njit
@@ -40,14 +41,6 @@ STACK_BODIES = 102
 # The most states a work unit claims at a time (a multiple of every kernel's LANES): small enough that
 # a thread that starts late, or runs slower on a shared machine, leaves the rest to the others.
 CLAIM = 128
-
-
-# ---------------------------------------------------------------------------------- work arrays
-@njit(**HELPER)
-def lane_count(count, most, per_lane):
-    """Lanes for ``count`` states: at most ``most`` (the kernel's LANES), as many as fit
-    :data:`STACK_LIMIT` at ``per_lane`` floats a lane, and at least one."""
-    return max(1, min(count, most, STACK_LIMIT // per_lane))
 
 
 # ---------------------------------------------------------------------------------- rows and lanes

@@ -17,7 +17,7 @@ module             contents
 ``work``           lanes, work arrays, status, scheduling: what every kernel does around its arithmetic
 ``status``         the status codes
 ``internals``      what is taken from numba beyond its documented API, with a plain fallback
-``entries``        each kernel's compiled entry points and their contract, for ``screwdyn.dispatch``
+``entry``          each kernel's compiled entry points and their contract, for ``screwdyn.dispatch``
 =================  ==========================================================================
 
 Each algorithm's arithmetic is written once, as a kernel over a range of states (:mod:`.work`):

@@ -43,10 +43,5 @@ WIDTH = 30
 
 GRAVITY = 0
 
-# Work buffer of a kernel: WORK_PER_BODY * (n + 1) + WORK_EXTRA floats (see :mod:`.work`: on the
-# stack for a single state, one heap buffer per chunk of a batch).
-WORK_PER_BODY = 96
-WORK_EXTRA = 64
-
 REVOLUTE = 0
 PRISMATIC = 1

@@ -271,7 +271,7 @@ def body_poses(model: Model, q) -> np.ndarray:
 def frame_pose(model: Model, q, frame) -> np.ndarray:
     """Pose ``T_{0,f}`` of one frame (name or index in ``model.frame_names``), ``(..., 4, 4)``."""
     body, T = _frame(model, frame)
-    frames = _frames(model, ("pose", body, T.tobytes()), [body], T[None])
+    frames = _frames(model, ("pose", frame), [body], T[None])
     return _POSES.call(model, q, params=frames, shape=(1, 4, 4))[..., 0, :, :]
 
 

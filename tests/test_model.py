@@ -81,7 +81,7 @@ def test_armature_is_gear_ratio_squared_times_rotor_inertia():
     (lambda b: b.add_body("l0", "base", "j9", "revolute"), "link 'l0' is defined twice"),
     (lambda b: b.add_joint("j0", "revolute", "base", "l0"), "joint 'j0' is defined twice"),
     (lambda b: b.add_body("x", "nowhere", "jx", "revolute"), "joint 'jx': parent link 'nowhere' is not defined"),
-    (lambda b: b.add_body("x", "l0", "jx", "spherical"), "joint 'jx': unsupported joint type 'spherical'"),
+    (lambda b: b.add_body("x", "l0", "jx", "planar"), "joint 'jx': unsupported joint type 'planar'"),
     (lambda b: b.add_body("x", "l0", "jx", "revolute", axis=(0, 0, 0)), "joint 'jx': axis"),
     (lambda b: b.add_body("x", "l0", "jx", "revolute", lower=1.0, upper=0.0), "joint 'jx': lower limit"),
     (lambda b: b.add_body("x", "l0", "jx", "revolute", damping=-1.0), "joint 'jx': damping"),

@@ -285,26 +285,40 @@ def _frame_wrench_maps(model):
 
 
 def _dict_wrenches(model, f_ext):
-    """The ``(n, 6)`` body wrenches of a dict of single wrenches ``(6,)`` by frame name, for the fast
-    paths (a name or shape it cannot read raises, and the general path reports it)."""
+    """The kernels' ``(n, 6)`` wrenches (:func:`wrench_rows`) of a dict of single wrenches ``(6,)`` by
+    frame name, for the fast paths (a name or shape it cannot read raises, and the general path
+    reports it)."""
     maps = model._derived.get("wrench_maps") or _frame_wrench_maps(model)
     F = np.zeros((model.n, 6))
+    rows = model._body_row
     for name, w in f_ext.items():
         b, A = maps[name]
         if b >= 0:
-            F[b] += np.dot(w, A)   # a (6,) wrench, or a ValueError for the general path
+            F[rows[b]] += np.dot(w, A)   # a (6,) wrench, or a ValueError for the general path
     return F
 
 
+def wrench_rows(model, F):
+    """Body wrenches ``F (..., nbodies, 6)`` as the kernels take them, one per row of the packed
+    model ``(..., n, 6)``: a body's on its joint's last row (:mod:`screwdyn.algorithms.layout`),
+    zero on the others. The same array when every joint has one degree of freedom."""
+    if model.nbodies == model.n:
+        return F
+    out = np.zeros(F.shape[:-2] + (model.n, 6))
+    out[..., model._body_row, :] = F
+    return out
+
+
 def external_wrenches(model: Model, f_ext, batch_shape=()) -> np.ndarray:
-    """``f_ext`` as an array ``(*batch_shape, n, 6)`` of wrenches ``(n, f)`` on each body, in its frame.
+    """``f_ext`` as an array ``(*batch_shape, nbodies, 6)`` of wrenches ``(n, f)`` on each body, in
+    its frame (``model.link_names`` order; ``nbodies == n`` when every joint has one degree of freedom).
 
     ``f_ext`` is either that array (broadcastable) or a dict ``{frame_name: wrench}`` where the
     wrench ``(6,)`` or ``(..., 6)`` is expressed in the named frame (any link, merged fixed links
     included); it is moved to the carrying body's frame by ``F_b = [Ad_{T_{f,b}}]^T F_f``.
     A wrench on a frame fixed to the base does not load any joint and is dropped.
     """
-    n = model.n
+    n = model.nbodies
     if isinstance(f_ext, dict):
         maps = _frame_wrench_maps(model)
         out = np.zeros(tuple(batch_shape) + (n, 6))
@@ -344,7 +358,7 @@ def call(model, {states}, fext=None, out=None, params=(), shape=None):
                     {no_fext}
                 elif FEXT and type(fext) is dict and nd == 1:
                     fx, use = dict_wrenches(model, fext), True
-                elif FEXT and fext.dtype is F64 and fext.ndim == nd + 1 and fext.flags.carray:
+                elif FEXT and fext.dtype is F64 and fext.ndim == nd + 1 and fext.flags.carray and model._one_dof:
                     {yes_fext}
                 else:
                     nd = 0
@@ -417,7 +431,8 @@ def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out
     n = model.n
     if shape is None:
         shape = model._nn if entry.outputs == (2,) else model._shape
-    states = [vector(s, n, nm) for s, nm in zip(states, names)]
+    sizes = [model.nq if nm == "q" else n for nm in names]
+    states = [vector(s, k, nm) for s, k, nm in zip(states, sizes, names)]
     shapes = (shape,) if type(shape[0]) is int else shape
     outs_given = (out,) if len(shapes) == 1 else (out or (None,) * len(shapes))
     use_fext = fext is not None
@@ -426,7 +441,8 @@ def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out
         ys = [output(o, sh) for o, sh in zip(outs_given, shapes)]
         args = [np.ascontiguousarray(s) for s in states]
         if entry.fext:
-            args += [np.require(external_wrenches(model, fext), F64, ["C", "W"]) if use_fext else _NO_FEXT, use_fext]
+            args += [np.require(wrench_rows(model, external_wrenches(model, fext)), F64, ["C", "W"]) if use_fext
+                     else _NO_FEXT, use_fext]
         elif use_fext:
             raise InputError(f"{entry.name} takes no f_ext")
         if kernel.lanes_for(model) == 0:
@@ -442,8 +458,8 @@ def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out
         F = external_wrenches(model, fext, batch_shape)
         if F.shape[:-2] != batch_shape:   # f_ext brought extra batch axes
             batch_shape = F.shape[:-2]
-        F = np.require(F, F64, ["C", "W"]).reshape(-1, n, 6)
-    rows = [_rows(s, batch_shape + (n,), n) for s in states]
+        F = np.require(wrench_rows(model, F), F64, ["C", "W"]).reshape(-1, n, 6)
+    rows = [_rows(s, batch_shape + (k,), k) for s, k in zip(states, sizes)]
     B = rows[0].shape[0]
     ys = [output(o, batch_shape + sh, "out") for o, sh in zip(outs_given, shapes)]
     flat = [y.reshape((B,) + sh) for y, sh in zip(ys, shapes)]

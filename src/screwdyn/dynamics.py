@@ -238,8 +238,16 @@ def _frame(model, frame):
             k = model.frame_index(frame)
         except ModelError as e:
             raise InputError(f"frame: {e}") from None
-        found = model._derived[("frame", frame)] = (int(model.frame_body[k]), np.array(model.frame_pose[k]))
+        body = int(model.frame_body[k])
+        found = model._derived[("frame", frame)] = (int(model._body_row[body]) if body >= 0 else -1,
+                                                     np.array(model.frame_pose[k]))
     return found
+
+
+def _rows_of(model, bodies):
+    """The kernels' rows (:mod:`screwdyn.algorithms.layout`) of bodies (-1: the base)."""
+    bodies = np.asarray(bodies, dtype=np.int64)
+    return np.where(bodies >= 0, model._body_row[np.maximum(bodies, 0)] if model.nbodies else -1, -1)
 
 
 def _frames(model, key, bodies, poses):
@@ -255,16 +263,16 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
     added frames), in ``model.frame_names`` order: ``(..., k, 4, 4)``. See :func:`body_poses` for
     the moving bodies only."""
     check_model(model)
-    frames = _frames(model, "frames", model.frame_body, model.frame_pose)
+    frames = _frames(model, "frames", _rows_of(model, model.frame_body), model.frame_pose)
     return _POSES.call(model, q, params=frames, shape=(len(model.frame_names), 4, 4))
 
 
 def body_poses(model: Model, q) -> np.ndarray:
     """Poses ``T_{0,i}`` of the moving bodies (``model.link_names`` order, the frames on the joint
-    axes), ``(..., n, 4, 4)``."""
+    axes), ``(..., nbodies, 4, 4)``."""
     check_model(model)
-    n = model.n
-    frames = _frames(model, "bodies", np.arange(n), np.tile(np.eye(4), (n, 1, 1)))
+    n = model.nbodies
+    frames = _frames(model, "bodies", model._body_row, np.tile(np.eye(4), (n, 1, 1)))
     return _POSES.call(model, q, params=frames, shape=(n, 4, 4))
 
 

@@ -1,11 +1,18 @@
 """The robot model: a kinematic tree stored as flat arrays indexed by body, ``parent[i] < i``.
 
-Each moving body ``i`` (``0 <= i < n``) carries exactly one joint, revolute or prismatic, that
-joins it to its parent body ``parent[i]`` (``-1``: the fixed base). Fixed joints are merged:
+Each moving body ``i`` (``0 <= i < nbodies``) carries exactly one joint that joins it to its
+parent body ``parent[i]`` (``-1``: the fixed base): revolute or prismatic (one degree of
+freedom), spherical (three) or a free-flyer (six; a floating base). Fixed joints are merged:
 the child's inertia is lumped into the body that carries it and the child link is kept as a
 named frame. Body ``i``'s frame is the URDF frame of its link, which lies on the joint axis.
 
-``q`` is ordered as ``model.joint_names``. Build a model with :class:`ModelBuilder` (in code),
+``q`` (``nq`` entries) and the velocities ``qd``, ``qdd`` and torques ``tau`` (``nv == n``
+entries) are ordered as ``model.joint_names``; joint ``j``'s blocks are
+``q[idx_qs[j]:idx_qs[j] + nqs[j]]`` and ``qd[idx_vs[j]:idx_vs[j] + nvs[j]]`` (Pinocchio's names).
+A free-flyer's q block is ``(x, y, z, qx, qy, qz, qw)``, the body's position in its parent and a
+unit quaternion (scalar last), its v block the body's twist in its own frame ``(omega, v)``; a
+spherical joint's q block is a unit quaternion, its v block the angular velocity in the child
+frame (docs/theory.md §4.5). Build a model with :class:`ModelBuilder` (in code),
 :func:`screwdyn.load_urdf`, or :meth:`Model.from_screws` (Modern Robotics lists).
 """
 from __future__ import annotations
@@ -17,40 +24,54 @@ import numpy as np
 
 from .algorithms.work import STACK_BODIES
 from .algorithms.layout import (
-    ARMAT, AXIS, AXISK, GRAVITY, IORG, JSCALE, JTYPE, MASS, MCOM, PARENT, POS, PRISMATIC, REVOLUTE, ROT, WIDTH,
+    ARMAT, AXIS, AXISK, BALL, FREE, GRAVITY, INNER, IORG, JSCALE, JTYPE, MASS, MCOM, NQ, ONE_DOF, PARENT, POS, POSEK,
+    PRISMATIC, QIDX, REVOLUTE, ROT, WIDTH,
 )
 from .errors import ModelError
 from .inertia import RigidBody, check_inertia, compound
 from .spatial import Ad, inverse_transform
 
-__all__ = ["Model", "ModelBuilder", "REVOLUTE", "PRISMATIC"]
+__all__ = ["Model", "ModelBuilder", "REVOLUTE", "PRISMATIC", "FREE_FLYER", "SPHERICAL"]
 
-_JOINT_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+FREE_FLYER = 2   # model.joint_type of a free-flyer (floating base): nq 7, nv 6
+SPHERICAL = 3    # of a spherical (ball) joint: nq 4, nv 3
+
+_JOINT_TYPES = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC, "free_flyer": FREE_FLYER,
+                "floating": FREE_FLYER, "spherical": SPHERICAL}
+JOINT_NQ = np.array([1, 1, 7, 4])   # by joint type
+JOINT_NV = np.array([1, 1, 6, 3])
+JOINT_LETTER = "RPFS"
 
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """An immutable kinematic tree. Arrays are indexed by body ``i`` (= joint ``i`` = ``q[i]``).
+    """An immutable kinematic tree. Body arrays are indexed by body ``i`` (= joint ``i``, in
+    ``joint_names`` order); joint arrays by degree of freedom or by entry of ``q``.
 
-    Attributes (shapes in brackets, ``n`` degrees of freedom, ``k`` frames)::
+    Attributes (shapes in brackets; ``nb`` moving bodies, ``nv == n`` degrees of freedom, ``nq``
+    configuration entries, ``k`` frames; for a model of revolute and prismatic joints only,
+    ``nb == nv == nq``)::
 
-        parent          (n,)      parent body, -1 for the base; parent[i] < i
-        joint_type      (n,)      REVOLUTE (0) or PRISMATIC (1)
-        joint_axis      (n, 3)    unit joint axis in the body frame
-        joint_scale     (n,)      the joint moves joint_scale * q along its axis (1 from URDF)
-        T_parent_body   (n, 4, 4) pose of body i in its parent at q = 0 (M_{p(i),i}, Xtree)
-        mass            (n,)      body mass [kg]
-        com             (n, 3)    centre of mass in the body frame [m]
-        inertia_com     (n, 3, 3) rotational inertia about the CoM, body axes [kg m^2]
-        rotor_inertia   (n,)      motor rotor inertia I_m about its spin axis [kg m^2]
-        gear_ratio      (n,)      n_r = motor angle / joint angle
-        damping         (n,)      viscous friction coefficient [N m s / rad or N s / m]
-        friction        (n,)      Coulomb friction [N m or N]
-        q_lower, q_upper, velocity_limit, effort_limit   (n,)   limits (inf: none)
-        gravity         (3,)      gravity in the base frame [m/s^2]
-        frame_names     (k,)      every URDF link, the base, and added frames
-        frame_body      (k,)      the body carrying each frame (-1: base)
-        frame_pose      (k, 4, 4) pose of each frame in its body's frame
+        parent          (nb,)      parent body, -1 for the base; parent[i] < i
+        joint_type      (nb,)      REVOLUTE (0), PRISMATIC (1), FREE_FLYER (2) or SPHERICAL (3)
+        joint_axis      (nb, 3)    unit joint axis in the body frame (zero for FREE_FLYER, SPHERICAL)
+        joint_scale     (nb,)      the joint moves joint_scale * q along its axis (1 from URDF)
+        T_parent_body   (nb, 4, 4) pose of body i in its parent at the neutral q (M_{p(i),i}, Xtree)
+        mass            (nb,)      body mass [kg]
+        com             (nb, 3)    centre of mass in the body frame [m]
+        inertia_com     (nb, 3, 3) rotational inertia about the CoM, body axes [kg m^2]
+        nqs, nvs        (nb,)      sizes of each joint's q and v blocks
+        idx_qs, idx_vs  (nb,)      where each joint's q and v blocks start
+        rotor_inertia   (nv,)      motor rotor inertia I_m about its spin axis [kg m^2]
+        gear_ratio      (nv,)      n_r = motor angle / joint angle
+        damping         (nv,)      viscous friction coefficient [N m s / rad or N s / m]
+        friction        (nv,)      Coulomb friction [N m or N]
+        velocity_limit, effort_limit   (nv,)   limits (inf: none)
+        q_lower, q_upper               (nq,)   position limits (inf: none)
+        gravity         (3,)       gravity in the base frame [m/s^2]
+        frame_names     (k,)       every URDF link, the base, and added frames
+        frame_body      (k,)       the body carrying each frame (-1: base)
+        frame_pose      (k, 4, 4)  pose of each frame in its body's frame
     """
 
     name: str
@@ -78,40 +99,73 @@ class Model:
     frame_body: np.ndarray
     frame_pose: np.ndarray
     mimic: dict = field(default_factory=dict)
-    n: int = field(init=False)  # degrees of freedom (= number of moving bodies)
+    n: int = field(init=False)  # degrees of freedom, nv
 
     def __post_init__(self):
-        n = len(self.joint_names)
-        object.__setattr__(self, "n", n)
+        nb = len(self.joint_names)
+        joint_type = np.array(self.joint_type, dtype=np.int64).reshape(nb)
+        if np.any((joint_type < 0) | (joint_type > SPHERICAL)):
+            raise ModelError("joint_type entries must be REVOLUTE (0), PRISMATIC (1), FREE_FLYER (2) or SPHERICAL (3)")
+        nqs, nvs = JOINT_NQ[joint_type], JOINT_NV[joint_type]
+        nq, nv = int(nqs.sum()), int(nvs.sum())
+        object.__setattr__(self, "n", nv)
         arrays = {
-            "parent": (np.int64, (n,)), "joint_type": (np.int64, (n,)), "joint_axis": (float, (n, 3)), "joint_scale": (float, (n,)),
-            "T_parent_body": (float, (n, 4, 4)), "mass": (float, (n,)), "com": (float, (n, 3)),
-            "inertia_com": (float, (n, 3, 3)), "rotor_inertia": (float, (n,)), "gear_ratio": (float, (n,)),
-            "damping": (float, (n,)), "friction": (float, (n,)), "q_lower": (float, (n,)),
-            "q_upper": (float, (n,)), "velocity_limit": (float, (n,)), "effort_limit": (float, (n,)),
-            "gravity": (float, (3,)), "frame_body": (np.int64, (len(self.frame_names),)),
-            "frame_pose": (float, (len(self.frame_names), 4, 4)),
+            "parent": (np.int64, (nb,)), "joint_type": (np.int64, (nb,)), "joint_axis": (float, (nb, 3)),
+            "joint_scale": (float, (nb,)), "T_parent_body": (float, (nb, 4, 4)), "mass": (float, (nb,)),
+            "com": (float, (nb, 3)), "inertia_com": (float, (nb, 3, 3)), "rotor_inertia": (float, (nv,)),
+            "gear_ratio": (float, (nv,)), "damping": (float, (nv,)), "friction": (float, (nv,)),
+            "q_lower": (float, (nq,)), "q_upper": (float, (nq,)), "velocity_limit": (float, (nv,)),
+            "effort_limit": (float, (nv,)), "gravity": (float, (3,)),
+            "frame_body": (np.int64, (len(self.frame_names),)), "frame_pose": (float, (len(self.frame_names), 4, 4)),
         }
         for key, (dtype, shape) in arrays.items():
-            a = np.array(getattr(self, key), dtype=dtype).reshape(shape)
+            a = np.array(getattr(self, key), dtype=dtype)
+            if a.size != int(np.prod(shape)):
+                raise ModelError(f"{key} must have shape {shape} for this model, got {a.shape}")
+            a = a.reshape(shape)
             a.setflags(write=False)
             object.__setattr__(self, key, a)
         for key in ("joint_names", "link_names", "frame_names"):
             object.__setattr__(self, key, tuple(getattr(self, key)))
-        if len(self.link_names) != n:
+        if len(self.link_names) != nb:
             raise ModelError("link_names and joint_names must have one entry per body")
-        if np.any(self.parent >= np.arange(n)):
+        if np.any(self.parent >= np.arange(nb)):
             raise ModelError("bodies must be ordered with parent[i] < i")
         if not np.all(np.isfinite(self.gravity)):
             raise ModelError("gravity has a NaN or inf entry")
+        for key, value in (("nqs", nqs), ("nvs", nvs), ("idx_qs", np.cumsum(nqs) - nqs),
+                           ("idx_vs", np.cumsum(nvs) - nvs)):
+            value = np.array(value, dtype=np.int64)
+            value.setflags(write=False)
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "nq", nq)
+        object.__setattr__(self, "nv", nv)
+        object.__setattr__(self, "nbodies", nb)
+        rows = self.idx_vs + self.nvs - 1           # the kernels' row of each body (its joint's last)
+        object.__setattr__(self, "_body_row", rows)
+        object.__setattr__(self, "_one_dof", nb == nv)   # a row per body: f_ext arrays go to the kernels as they are
         object.__setattr__(self, "_kd", self._pack())
-        object.__setattr__(self, "_shape", (n,))   # shapes and zeros the public functions pass on
-        object.__setattr__(self, "_nn", (n, n))
-        object.__setattr__(self, "_zero", np.zeros(n))
-        object.__setattr__(self, "_stack_fits", n <= STACK_BODIES)   # see screwdyn.dispatch.call
+        object.__setattr__(self, "_shape", (nv,))   # shapes and zeros the public functions pass on
+        object.__setattr__(self, "_nn", (nv, nv))
+        object.__setattr__(self, "_zero", np.zeros(nv))
+        object.__setattr__(self, "_stack_fits", nv <= STACK_BODIES)   # see screwdyn.dispatch.call
         object.__setattr__(self, "_derived", {})  # what screwdyn.dispatch works out once per model
         object.__setattr__(self, "_frame_index", {f: k for k, f in enumerate(self.frame_names)})
         object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
+
+    @property
+    def is_floating(self) -> bool:
+        """Whether a joint of the model is a free-flyer (a floating base)."""
+        return bool(np.any(self.joint_type == FREE_FLYER))
+
+    @property
+    def has_manifold_joints(self) -> bool:
+        """Whether ``q`` holds quaternions (free-flyer or spherical joints): ``nq != nv``."""
+        return self.nq != self.nv
+
+    def joint_of_dof(self) -> np.ndarray:
+        """``(nv,)``: the joint (body) index of each degree of freedom."""
+        return np.repeat(np.arange(self.nbodies), self.nvs)
 
     # ------------------------------------------------------------------ derived quantities
     @property
@@ -144,9 +198,9 @@ class Model:
 
     def body_index(self, name) -> int:
         if isinstance(name, (int, np.integer)):
-            if not -self.n <= name < self.n:
-                raise ModelError(f"body index {name} out of range for a model with {self.n} bodies")
-            return int(name) % self.n
+            if not -self.nbodies <= name < self.nbodies:
+                raise ModelError(f"body index {name} out of range for a model with {self.nbodies} bodies")
+            return int(name) % self.nbodies
         try:
             return self._body_index[name]
         except KeyError:
@@ -189,32 +243,54 @@ class Model:
         return self.replace(gravity=np.asarray(gravity, dtype=float))
 
     def _pack(self) -> np.ndarray:
-        """The packed array of :mod:`screwdyn.algorithms.layout` read by the kernels."""
-        n = self.n
-        kd = np.zeros((n + 1, WIDTH))
-        kd[:n, ROT:ROT + 9] = self.T_parent_body[:, :3, :3].reshape(n, 9)
-        kd[:n, POS:POS + 3] = self.T_parent_body[:, :3, 3]
-        kd[:n, AXIS:AXIS + 3] = self.joint_axis
-        kd[:n, JTYPE] = self.joint_type
-        kd[:n, PARENT] = self.parent
-        kd[:n, MASS] = self.mass
-        kd[:n, MCOM:MCOM + 3] = self.mass[:, None] * self.com
+        """The packed array of :mod:`screwdyn.algorithms.layout` read by the kernels: one row per
+        degree of freedom (a joint of several takes consecutive rows, its body on the last)."""
+        nv, rows = self.nv, self._body_row
+        kd = np.zeros((nv + 1, WIDTH))
+        kd[:nv, PARENT] = -1
+        kd[:nv, JSCALE] = 1.0
+        kd[:nv, QIDX] = -1
+        kd[:nv, POSEK] = INNER
         Io = self.inertia_origin
-        kd[:n, IORG:IORG + 6] = Io[:, [0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
-        kd[:n, ARMAT] = self.armature
-        kd[:n, JSCALE] = self.joint_scale
-        for i in range(n):   # revolute joints about exactly x, y or z take a cheaper transform
-            hits = np.flatnonzero(self.joint_axis[i] == 1.0)
-            if self.joint_type[i] == REVOLUTE and len(hits) == 1 and np.count_nonzero(self.joint_axis[i]) == 1:
-                kd[i, AXISK] = hits[0] + 1
-        kd[n, GRAVITY:GRAVITY + 3] = self.gravity
+        for j in range(self.nbodies):
+            r0, k = int(self.idx_vs[j]), int(self.nvs[j])
+            r = rows[j]
+            p = self.parent[j]
+            kd[r0, PARENT] = -1 if p < 0 else rows[p]
+            kd[r0 + 1:r + 1, PARENT] = np.arange(r0, r)
+            kd[r0, ROT:ROT + 9] = self.T_parent_body[j, :3, :3].reshape(9)
+            kd[r0, POS:POS + 3] = self.T_parent_body[j, :3, 3]
+            kd[r0, QIDX] = self.idx_qs[j]
+            kd[r0 + 1:r + 1, ROT:ROT + 9] = np.eye(3).reshape(9)
+            jt = self.joint_type[j]
+            if jt in (REVOLUTE, PRISMATIC):
+                kd[r0, POSEK] = ONE_DOF
+                kd[r0, AXIS:AXIS + 3] = self.joint_axis[j]
+                kd[r0, JTYPE] = jt
+                kd[r0, JSCALE] = self.joint_scale[j]
+                hits = np.flatnonzero(self.joint_axis[j] == 1.0)   # revolute about exactly x, y or z: cheaper
+                if jt == REVOLUTE and len(hits) == 1 and np.count_nonzero(self.joint_axis[j]) == 1:
+                    kd[r0, AXISK] = hits[0] + 1
+            else:   # rows of the motion subspace: rotations about x, y, z (then translations along x, y, z)
+                kd[r0, POSEK] = FREE if jt == FREE_FLYER else BALL
+                for c in range(k):
+                    kd[r0 + c, AXIS + c % 3] = 1.0
+                    kd[r0 + c, JTYPE] = REVOLUTE if c < 3 else PRISMATIC
+                    kd[r0 + c, AXISK] = c + 1 if c < 3 else 0
+            kd[r, MASS] = self.mass[j]
+            kd[r, MCOM:MCOM + 3] = self.mass[j] * self.com[j]
+            kd[r, IORG:IORG + 6] = Io[j][[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
+        kd[:nv, ARMAT] = self.armature
+        kd[nv, GRAVITY:GRAVITY + 3] = self.gravity
+        kd[nv, NQ] = self.nq
         # left writable: numba's dispatcher types a writable array on its fastest path, and no
         # kernel writes to it (the public arrays above are read-only)
         return kd
 
     def __repr__(self):
-        types = "".join("RP"[t] for t in self.joint_type)
-        return f"Model({self.name!r}, n={self.n}, joints={types}, mass={self.total_mass:.4g} kg)"
+        types = "".join(JOINT_LETTER[t] for t in self.joint_type)
+        sizes = "" if self.nq == self.nv else f", nq={self.nq}, nv={self.nv}"
+        return f"Model({self.name!r}, n={self.n}{sizes}, joints={types}, mass={self.total_mass:.4g} kg)"
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -336,43 +412,62 @@ class ModelBuilder:
     def add_joint(self, name, type, parent, child, origin=None, axis=(0.0, 0.0, 1.0), lower=-np.inf, upper=np.inf,
                   effort=np.inf, velocity=np.inf, damping=0.0, friction=0.0, rotor_inertia=0.0, gear_ratio=1.0,
                   mimic=None, joint_scale=1.0):
-        """Add a joint of ``type`` ``"revolute"``, ``"continuous"``, ``"prismatic"`` or ``"fixed"``
-        placing link ``child`` at ``origin`` (pose at ``q = 0``, in ``parent``'s frame) with the
-        joint ``axis`` in the child frame. ``mimic = (leader_joint, multiplier, offset)`` is recorded
-        in ``model.mimic``; the joint itself stays an independent degree of freedom. The joint
-        moves ``joint_scale * q`` (1 for URDF; a screw axis with ``|omega| != 1`` has another)."""
+        """Add a joint of ``type`` ``"revolute"``, ``"continuous"``, ``"prismatic"``, ``"fixed"``,
+        ``"spherical"`` (3 DoF) or ``"free_flyer"`` (6 DoF, also ``"floating"``) placing link
+        ``child`` at ``origin`` (pose at the neutral ``q``, in ``parent``'s frame) with the joint
+        ``axis`` in the child frame (one-DoF joints). ``mimic = (leader_joint, multiplier, offset)``
+        is recorded in ``model.mimic``; the joint itself stays an independent degree of freedom. The
+        joint moves ``joint_scale * q`` (1 for URDF; a screw axis with ``|omega| != 1`` has another).
+        ``effort``, ``velocity``, ``damping``, ``friction``, ``rotor_inertia``, ``gear_ratio``: one
+        number, or one per degree of freedom of the joint; ``lower``, ``upper`` apply to one-DoF
+        joints (the q blocks of the others are unlimited)."""
         if any(j.name == name for j in self._joints):
             raise ModelError(f"joint {name!r} is defined twice")
         if type not in _JOINT_TYPES and type != "fixed":
             raise ModelError(f"joint {name!r}: unsupported joint type {type!r} "
-                             "(supported: revolute, continuous, prismatic, fixed)")
+                             "(supported: revolute, continuous, prismatic, fixed, spherical, free_flyer/floating)")
         T = np.eye(4) if origin is None else np.asarray(origin, dtype=float)
         if T.shape != (4, 4) or not np.all(np.isfinite(T)):
             raise ModelError(f"joint {name!r}: origin must be a finite 4x4 transform")
         R = T[:3, :3]
         if not np.allclose(R.T @ R, np.eye(3), atol=1e-9) or np.linalg.det(R) < 0:
             raise ModelError(f"joint {name!r}: origin rotation is not a rotation matrix")
-        a = np.asarray(axis, dtype=float).reshape(3)
+        one_dof = type in ("revolute", "continuous", "prismatic")
+        nv = 0 if type == "fixed" else int(JOINT_NV[_JOINT_TYPES[type]])
+        a = np.asarray(axis, dtype=float).reshape(3) if one_dof else np.zeros(3)
         norm = np.linalg.norm(a)
-        if type != "fixed" and (not np.isfinite(norm) or norm < 1e-12):
+        if one_dof and (not np.isfinite(norm) or norm < 1e-12):
             raise ModelError(f"joint {name!r}: axis {axis!r} is zero or not finite")
-        nums = dict(lower=lower, upper=upper, effort=effort, velocity=velocity, damping=damping, friction=friction,
-                    rotor_inertia=rotor_inertia, gear_ratio=gear_ratio, joint_scale=joint_scale)
-        for key, val in nums.items():
-            if np.isnan(val):
+        nums = dict(lower=lower, upper=upper, joint_scale=joint_scale)
+        per_dof = dict(effort=effort, velocity=velocity, damping=damping, friction=friction,
+                       rotor_inertia=rotor_inertia, gear_ratio=gear_ratio)
+        for key, val in per_dof.items():
+            v = np.asarray(val, dtype=float).reshape(-1)
+            if v.size == 1:
+                v = np.full(max(nv, 1), v[0])
+            elif v.size != nv:
+                raise ModelError(f"joint {name!r}: {key} needs one number or {nv} (one per degree of freedom), "
+                                 f"got {v.size}")
+            per_dof[key] = v
+        for key, val in list(nums.items()) + list(per_dof.items()):
+            if np.any(np.isnan(val)):
                 raise ModelError(f"joint {name!r}: {key} is NaN")
         if not np.isfinite(joint_scale) or joint_scale <= 0:
             raise ModelError(f"joint {name!r}: joint_scale must be a positive number, got {joint_scale}")
         for key in ("effort", "velocity", "damping", "friction", "rotor_inertia"):
-            if nums[key] < 0:
-                raise ModelError(f"joint {name!r}: {key} must be >= 0, got {nums[key]}")
+            if np.any(per_dof[key] < 0):
+                bad = per_dof[key][per_dof[key] < 0][0]
+                raise ModelError(f"joint {name!r}: {key} must be >= 0, got {bad}")
         if lower > upper:
             raise ModelError(f"joint {name!r}: lower limit {lower} is above upper limit {upper}")
+        if not one_dof:
+            lower, upper = -np.inf, np.inf
         if type == "continuous":
             lower, upper = -np.inf, np.inf
         self._joints.append(_Joint(name, type, parent, child, T, a / norm if norm > 0 else a,
-                                   (lower, upper, velocity, effort), damping, friction, rotor_inertia,
-                                   gear_ratio, mimic, float(joint_scale)))
+                                   (lower, upper, per_dof["velocity"], per_dof["effort"]), per_dof["damping"],
+                                   per_dof["friction"], per_dof["rotor_inertia"], per_dof["gear_ratio"], mimic,
+                                   float(joint_scale)))
         return self
 
     def add_body(self, name, parent, joint_name, joint_type, axis=(0.0, 0.0, 1.0), origin=None,
@@ -463,6 +558,7 @@ class ModelBuilder:
         for jn, (leader, _, _) in mimic.items():
             if leader not in [j.name for j in joints]:
                 raise ModelError(f"joint {jn!r} mimics {leader!r}, which is not a moving joint of the model")
+        nqs = [int(JOINT_NQ[_JOINT_TYPES[j.type]]) for j in joints]
         return Model(
             name=self.name,
             joint_names=[j.name for j in joints],
@@ -476,14 +572,16 @@ class ModelBuilder:
             mass=np.array([b.mass for b in inertials]),
             com=np.array([b.com for b in inertials]).reshape(n, 3),
             inertia_com=np.array([b.inertia for b in inertials]).reshape(n, 3, 3),
-            rotor_inertia=np.array([j.rotor_inertia for j in joints], dtype=float),
-            gear_ratio=np.array([j.gear_ratio for j in joints], dtype=float),
-            damping=np.array([j.damping for j in joints], dtype=float),
-            friction=np.array([j.friction for j in joints], dtype=float),
-            q_lower=np.array([j.limits[0] for j in joints], dtype=float),
-            q_upper=np.array([j.limits[1] for j in joints], dtype=float),
-            velocity_limit=np.array([j.limits[2] for j in joints], dtype=float),
-            effort_limit=np.array([j.limits[3] for j in joints], dtype=float),
+            rotor_inertia=_per_dof(joints, "rotor_inertia"),
+            gear_ratio=_per_dof(joints, "gear_ratio"),
+            damping=_per_dof(joints, "damping"),
+            friction=_per_dof(joints, "friction"),
+            q_lower=np.concatenate([[j.limits[0]] if k == 1 else np.full(k, -np.inf) for j, k in zip(joints, nqs)]
+                                   + [np.zeros(0)]),
+            q_upper=np.concatenate([[j.limits[1]] if k == 1 else np.full(k, np.inf) for j, k in zip(joints, nqs)]
+                                   + [np.zeros(0)]),
+            velocity_limit=np.concatenate([j.limits[2] for j in joints] + [np.zeros(0)]),
+            effort_limit=np.concatenate([j.limits[3] for j in joints] + [np.zeros(0)]),
             gravity=self.gravity,
             frame_names=frame_names,
             frame_body=np.array(frame_body, dtype=np.int64),
@@ -491,3 +589,7 @@ class ModelBuilder:
             mimic=mimic,
         )
 
+
+def _per_dof(joints, key):
+    """A joint field given per degree of freedom, over all joints: ``(nv,)``."""
+    return np.concatenate([np.asarray(getattr(j, key), dtype=float) for j in joints] + [np.zeros(0)])

@@ -8,7 +8,7 @@ neighbours by the pure translation ``X_i = [[1, 0], [-[r_i], 1]]`` (``X_i V = (w
 Pass 1, forward, ``i = 0 .. n-1`` (base ``V = 0``)::
 
     J_i  = (R_i s_w, R_i s_v)                             S_i in world axes
-    V_i  = X_i V_p + J_i qd_i
+    V_i  = X_i V_p + J_i qd_i                             (R_i v_J for a multi-DoF joint's rows: joints.py)
     c_i  = [ad_{V_i}] J_i qd_i                            velocity-product acceleration
     IA_i = Y_i = G_i in world axes,    pA_i = V_i x* Y_i V_i - R_i F_ext_i
 
@@ -34,13 +34,13 @@ from numba import njit, prange
 
 from .inertia_kernels import articulated, articulated_shift, body_inertia, inertia_apply, inertia_rotate
 from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
-from .joints import joint_poses, joint_screw
-from .layout import ARMAT, GRAVITY, PARENT
+from .joints import joint_poses, joint_screw, joint_velocities
+from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, aligned, cross_force, rotate6, translate_twist, translate_wrench
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, lanes_of, load,
+    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, lanes_of, q_size, load,
     load_wrenches, put, row, store, units,
 )
 
@@ -50,7 +50,7 @@ LANES = 16   # Talos' 44 bodies keep their work on the stack
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return 75 * n + 72
+    return 76 * n + 78
 
 
 @njit(**HELPER)
@@ -90,9 +90,9 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd, tau, qdd (B, n)`` (and ``fext (B, n, 6)`` when
     ``use_fext``): ``qdd[k]`` and ``status[k]`` (SINGULAR when some ``D_i <= 0``), ``lanes`` (a
     compile-time constant) at a time."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     L = lanes
-    Q, QD, TAU, QDDw = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))   # QDDw: lanes_of
+    Q, QD, TAU, QDDw = stack((nq, L)), stack((n, L)), stack((n, L)), stack((n, L))   # QDDw: lanes_of
     FE = stack((n, 6, L))
     Rw = stack((n + 1, 9, L))  # R_i; row n: the base
     r = stack((n, 3, L))
@@ -106,6 +106,7 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
     P = scratch(15, lanes)     # the parent's R and V (pass 1), its a (pass 3)
     T = scratch(12, lanes)
     SC = scratch(2, lanes)
+    VJ = scratch(6, lanes)     # v_J of a multi-DoF joint's row
     G = scratch(21, lanes)     # Ia of the child
     H = scratch(6, lanes)      # pa of the child
     bad = stack((L,)).view(np.int64)
@@ -130,6 +131,9 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
             copy_lanes(Rw[par], P, m)
             copy_lanes(V[par], P[9:], m)
             S = joint_screw(kd, i)
+            one_dof = kd[i, POSEK] == ONE_DOF
+            if not one_dof:
+                joint_velocities(kd, i, S, QD, VJ, m)
             I = body_inertia(kd, i)
             for l in range(m):
                 Ri, ri, Ji = aligned(get9(P, l), get12(T, l), S)
@@ -137,9 +141,12 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
                 put(r[i], l, ri)
                 put(J[i], l, Ji)
                 qdi = QD[i, l]
+                if one_dof:
+                    vJ = (Ji[0] * qdi, Ji[1] * qdi, Ji[2] * qdi, Ji[3] * qdi, Ji[4] * qdi, Ji[5] * qdi)
+                else:
+                    vJ = rotate6(Ri, get6(VJ, l))
                 w0, w1, w2, v0, v1, v2 = translate_twist(ri, get6(P[9:], l))     # V_i = X_i V_p + J_i qd_i
-                Vi = (w0 + Ji[0] * qdi, w1 + Ji[1] * qdi, w2 + Ji[2] * qdi,
-                      v0 + Ji[3] * qdi, v1 + Ji[4] * qdi, v2 + Ji[5] * qdi)
+                Vi = (w0 + vJ[0], w1 + vJ[1], w2 + vJ[2], v0 + vJ[3], v1 + vJ[4], v2 + vJ[5])
                 put(V[i], l, Vi)
                 c0, c1, c2, c3, c4, c5 = ad(Vi, Ji)                              # c_i = [ad_V_i] J_i qd_i
                 put(C[i], l, (qdi * c0, qdi * c1, qdi * c2, qdi * c3, qdi * c4, qdi * c5))
@@ -198,8 +205,8 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
 @njit(**KERNEL)
 def aba_one(kd, q, qd, tau, fext, use_fext, qdd):
     """One state: :func:`aba` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
-    n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(tau, n) and qdd.shape[0] == n
+    n, nq = kd.shape[0] - 1, q_size(kd)
+    if not (is_vector(q, nq) and is_vector(qd, n) and is_vector(tau, n) and qdd.shape[0] == n
             and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
@@ -211,8 +218,8 @@ def aba_one(kd, q, qd, tau, fext, use_fext, qdd):
 @njit(cache=CACHED, parallel=True)
 def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, lanes):
     """States ``(B, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
-    B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(tau, B, n) and is_rows(qdd, B, n)
+    B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)
+    if not (is_rows(q, B, nq) and is_rows(qd, B, n) and is_rows(tau, B, n) and is_rows(qdd, B, n)
             and status.shape[0] == B and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
         return Status.NOT_FAST
     if lanes * per_lane(n) > STACK_LIMIT:

@@ -6,7 +6,7 @@ Every quantity is expressed in the base frame ``{0}`` (space frame, ``(omega, v)
 For body ``i`` with pose ``T_{0,i} = (R_i, p_i)`` and spatial twist ``V_i``::
 
     J_i   = [Ad_{T_{0,i}}] S_i                    joint i's column of the space Jacobian
-    V_i   = V_p(i) + J_i qd_i
+    V_i   = V_p(i) + J_i qd_i                     ([Ad_{T_{0,i}}] v_J for a multi-DoF joint's rows)
     dJ_i  = [ad_{V_i}] J_i                        d/dt J_i (a space-frame column moves with its body)
     Y_i   = [Ad_{T_{i,0}}]^T G_i [Ad_{T_{i,0}}]   spatial inertia in {0};  h_i = Y_i V_i
     B_i   = 1/2 Ydot_i - 1/2 Lambda(h_i),  Ydot_i = -[ad_V]^T Y_i - Y_i [ad_V]
@@ -43,13 +43,13 @@ from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
 from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
-from .joints import joint_poses, joint_screw
-from .layout import PARENT
-from .spatial_kernels import ad, world_body
+from .joints import joint_poses, joint_screw, joint_velocities
+from .layout import ONE_DOF, PARENT, POSEK
+from .spatial_kernels import ad, twist_to_world, world_body
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load, put,
+    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, q_size, load, put,
     row, store, units, zero_lanes,
 )
 
@@ -59,15 +59,14 @@ LANES = 8   # its arrays grow as n^2: 8 lanes keep Talos' 44 joints on the stack
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return n * n + 55 * n + 100
+    return n * n + 56 * n + 106
 
 
 @njit(**HELPER)
-def twist_and_rate(Vp, J, qd):
-    """``V_i = V_p + J_i qd_i`` and ``dJ_i = [ad_{V_i}] J_i``: the body's twist and the rate of its
-    Jacobian column (6 numbers each)."""
-    V = (Vp[0] + J[0] * qd, Vp[1] + J[1] * qd, Vp[2] + J[2] * qd, Vp[3] + J[3] * qd, Vp[4] + J[4] * qd,
-         Vp[5] + J[5] * qd)
+def twist_and_rate(Vp, J, vJ):
+    """``V_i = V_p + v_J`` (``v_J = J_i qd_i`` for a one-DoF joint) and ``dJ_i = [ad_{V_i}] J_i``:
+    the body's twist and the rate of its Jacobian column (6 numbers each)."""
+    V = (Vp[0] + vJ[0], Vp[1] + vJ[1], Vp[2] + vJ[2], Vp[3] + vJ[3], Vp[4] + vJ[4], Vp[5] + vJ[5])
     return V, ad(V, J)
 
 
@@ -129,9 +128,9 @@ def ancestor_pair(F, a, g, Jj, dJj):
 def coriolis(kd, q, qd, C, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd (B, n)``: ``C[k] (n, n)`` and ``status[k]``, ``lanes``
     (a compile-time constant) at a time."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     L = lanes
-    Q, QD = stack((n, L)), stack((n, L))
+    Q, QD = stack((nq, L)), stack((n, L))
     Rw = stack((n + 1, 9, L))    # R_0i row-major; row n: the base
     pw = stack((n + 1, 3, L))
     V = stack((n + 1, 6, L))
@@ -145,6 +144,7 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
     H = scratch(15, lanes)       # dF_l, a_l, g_l
     W = scratch(12, lanes)
     SC = scratch(2, lanes)
+    VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
     bad = stack((L,)).view(np.int64)
     P = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
     for i in range(n):
@@ -170,13 +170,21 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
             copy_lanes(pw[par], A[9:], m)
             copy_lanes(V[par], A[12:], m)
             S = joint_screw(kd, i)
+            one_dof = kd[i, POSEK] == ONE_DOF
+            if not one_dof:
+                joint_velocities(kd, i, S, QD, VJ, m)
             I = body_inertia(kd, i)
             for l in range(m):
                 Ri, pi, Ji = world_body(get9(A, l), get3(A[9:], l), get12(W, l), S)   # T_0i, J_i = Ad_T0i S_i
                 put(Rw[i], l, Ri)
                 put(pw[i], l, pi)
                 put(J[i], l, Ji)
-                Vi, dJi = twist_and_rate(get6(A[12:], l), Ji, QD[i, l])               # V_i = V_p + J_i qd_i, dJ_i
+                qdi = QD[i, l]
+                if one_dof:
+                    vJ = (Ji[0] * qdi, Ji[1] * qdi, Ji[2] * qdi, Ji[3] * qdi, Ji[4] * qdi, Ji[5] * qdi)
+                else:
+                    vJ = twist_to_world(Ri + pi, get6(VJ, l))
+                Vi, dJi = twist_and_rate(get6(A[12:], l), Ji, vJ)                     # V_i = V_p + J_i qd_i, dJ_i
                 put(V[i], l, Vi)
                 put(dJ[i], l, dJi)
                 Yi = inertia_transform(Ri, pi, I)                                     # Y_i in {0}
@@ -210,8 +218,8 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
 @njit(**KERNEL)
 def coriolis_one(kd, q, qd, C):
     """One state: :func:`coriolis` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
-    n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and C.shape[0] == n and C.shape[1] == n):
+    n, nq = kd.shape[0] - 1, q_size(kd)
+    if not (is_vector(q, nq) and is_vector(qd, n) and C.shape[0] == n and C.shape[1] == n):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     coriolis(kd, row(q), row(qd), window(C, 0, (1, n, n)), status, 0, 1, 1)
@@ -221,8 +229,8 @@ def coriolis_one(kd, q, qd, C):
 @njit(cache=CACHED, parallel=True)
 def coriolis_batch(kd, q, qd, C, status, lanes):
     """States ``(B, n) -> C (B, n, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
-    B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n) and C.shape[0] == B and C.shape[1] == n and C.shape[2] == n
+    B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)
+    if not (is_rows(q, B, nq) and is_rows(qd, B, n) and C.shape[0] == B and C.shape[1] == n and C.shape[2] == n
             and status.shape[0] == B):
         return Status.NOT_FAST
     if lanes * per_lane(n) > STACK_LIMIT:

@@ -34,7 +34,7 @@ from .spatial_kernels import aligned, translate_wrench
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load, put,
+    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, q_size, load, put,
     row, store, units, zero_lanes,
 )
 
@@ -44,7 +44,7 @@ LANES = 16
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return n * n + 30 * n + 50
+    return n * n + 31 * n + 50
 
 
 @njit(**HELPER)
@@ -57,9 +57,9 @@ def joint_row(J, F):
 def crba(kd, q, M, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q (B, n)``: ``M[k] (n, n)`` and ``status[k]``, ``lanes`` (a
     compile-time constant) at a time."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     L = lanes
-    Q = stack((n, L))
+    Q = stack((nq, L))
     R = stack((n + 1, 9, L))   # R_i row-major; row n: the base
     r = stack((n, 3, L))
     J = stack((n, 6, L))
@@ -125,8 +125,8 @@ def crba(kd, q, M, status, k0, k1, lanes):
 @njit(**KERNEL)
 def crba_one(kd, q, M):
     """One state: :func:`crba` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
-    n = kd.shape[0] - 1
-    if not (is_vector(q, n) and M.shape[0] == n and M.shape[1] == n):
+    n, nq = kd.shape[0] - 1, q_size(kd)
+    if not (is_vector(q, nq) and M.shape[0] == n and M.shape[1] == n):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     crba(kd, row(q), window(M, 0, (1, n, n)), status, 0, 1, 1)
@@ -136,8 +136,8 @@ def crba_one(kd, q, M):
 @njit(cache=CACHED, parallel=True)
 def crba_batch(kd, q, M, status, lanes):
     """States ``q (B, n) -> M (B, n, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
-    B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and M.shape[0] == B and M.shape[1] == n and M.shape[2] == n and status.shape[0] == B):
+    B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)
+    if not (is_rows(q, B, nq) and M.shape[0] == B and M.shape[1] == n and M.shape[2] == n and status.shape[0] == B):
         return Status.NOT_FAST
     if lanes * per_lane(n) > STACK_LIMIT:
         return Status.NOT_FAST

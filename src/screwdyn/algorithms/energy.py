@@ -18,14 +18,14 @@ from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply
 from .internals import CACHED, HELPER, KERNEL, dot3, dot6, stack, window
-from .joints import joint_pose, joint_screw
+from .joints import joint_pose, joint_screw, joint_velocity
 from .kinematics import world_poses
 from .layout import ARMAT, GRAVITY, MASS, MCOM, PARENT
 from .rnea import body_motion
 from .spatial_kernels import wrench_to_parent
 from .entry import Entry
 from .status import Status
-from .work import check, claim, get6, get12, is_rows, is_vector, one_state, put, row, units
+from .work import check, claim, get6, get12, is_rows, is_vector, one_state, q_size, put, row, units
 
 OUTPUTS = 11   # KE, U, mc (3), P (6)
 
@@ -55,7 +55,8 @@ def energy(kd, q, qd, out, status, k0, k1):
         P = zero
         for i in range(n):
             I = body_inertia(kd, i)
-            Vi, _ = body_motion(joint_pose(kd, i, q[k, i]), joint_screw(kd, i), qd[k, i], 0.0,
+            S = joint_screw(kd, i)
+            Vi, _ = body_motion(joint_pose(kd, i, q[k]), S, joint_velocity(kd, i, S, qd[k]), qd[k, i], 0.0,
                                 get6(V[int(kd[i, PARENT])], 0), zero)
             put(V[i], 0, Vi)
             h = inertia_apply(I, Vi)                                   # h = G_i V_i
@@ -79,7 +80,7 @@ def energy(kd, q, qd, out, status, k0, k1):
 def energy_one(kd, q, qd, out):
     """One state: :func:`energy` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and out.shape[0] == OUTPUTS):
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and out.shape[0] == OUTPUTS):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
@@ -91,7 +92,7 @@ def energy_one(kd, q, qd, out):
 def energy_batch(kd, q, qd, out, status):
     """States ``q, qd (B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n)):
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
     for u in prange(count):

@@ -1,12 +1,21 @@
 """The joint interface: the only code in screwdyn that branches on the joint type.
 
-A joint ``i`` joins body ``p(i)`` to body ``i``. Body ``i``'s frame sits on the joint axis, so the
-joint's screw axis in that frame is (docs/theory.md §4)::
+The kernels see one degree of freedom per row ``i`` of the packed model (:mod:`.layout`). A
+one-DoF joint ``i`` joins body ``p(i)`` to body ``i``. Body ``i``'s frame sits on the joint axis,
+so the joint's screw axis in that frame is (docs/theory.md §4)::
 
     revolute   S_i = s (a, 0)        prismatic   S_i = s (0, a)
 
 with ``a`` a unit axis and ``s`` the joint scale (1 unless a screw list gives a non-unit axis),
 and the pose of body ``i`` in its parent is ``T_{p(i),i}(q_i) = T_{p(i),i}(0) exp([S_i] q_i)``.
+
+A free-flyer or spherical joint takes consecutive rows, one per column of its motion subspace
+(docs/theory.md §4.5): its first row's pose is ``T_{p,i}(0) (R(quat), p)`` (a free-flyer: the
+seven entries ``(p, quat)`` of its q block; spherical: ``(R(quat), 0)``, four entries), the other
+rows sit at the identity in the row before. Each row's twist is the whole joint's,
+``V = [Ad] V_p + S qd_block`` (:func:`joint_velocity`: the first row adds the joint's whole
+``S qd_block``, the others nothing), so that the per-row acceleration terms ``S_i qdd_i +
+[ad_{V}] S_i qd_i`` add up to the joint's ``S qdd + [ad_V] S qd``.
 
 As Featherstone's ``jcalc``: :func:`joint_pose` gives ``T_{p(i),i}(q_i)`` and :func:`joint_screw`
 gives ``S_i``, as tuples of plain numbers (twelve: ``R`` row-major, then ``p``; six), which the
@@ -21,7 +30,8 @@ import numpy as np
 from numba import njit
 
 from .internals import HELPER, fma
-from .layout import AXIS, AXISK, JSCALE, JTYPE, POS, PRISMATIC, ROT
+from .layout import AXIS, AXISK, BALL, FREE, JSCALE, JTYPE, ONE_DOF, POS, POSEK, PRISMATIC, QIDX, ROT
+from .spatial_kernels import compose
 
 
 # sin and cos as polynomials (Cephes' sin.c): the argument reduced by pi/2 in three parts (Cody and
@@ -34,8 +44,11 @@ _PIO2_2 = 7.54978941586159635335e-8
 _PIO2_3 = 5.39030285815811905290e-15
 SINCOS_LIMIT = 1.0e8
 
-# Kinds of joint (:func:`joint_kind`), each with its own arithmetic in :func:`joint_pose_of_kind`.
+# Kinds of joint (:func:`joint_kind`), each with its own arithmetic in :func:`joint_pose_of_kind`;
+# and the rows of free-flyer and spherical joints (:func:`quaternion_pose`).
 PRISMATIC_JOINT, REVOLUTE_X, REVOLUTE_Y, REVOLUTE_Z, REVOLUTE_AXIS = 0, 1, 2, 3, 4
+FREE_POSE, BALL_POSE, INNER_POSE = 5, 6, 7
+IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
 
 @njit(**HELPER)
@@ -67,59 +80,146 @@ def sincos(x):
 
 
 @njit(**HELPER)
-def _poses_of_kind(kd, i, Q, SC, W, m, kind):
+def _poses_of_kind(kd, i, qi, Q, SC, W, m, kind):
     for l in range(m):
-        T = joint_pose_of_kind(kd, i, Q[i, l], SC[0, l], SC[1, l], kind)
+        T = joint_pose_of_kind(kd, i, Q[qi, l], SC[0, l], SC[1, l], kind)
         for c in range(12):
             W[c, l] = T[c]
 
 
 @njit(**HELPER)
-def joint_poses(kd, i, Q, SC, W, m):
-    """``W[:, l] = T_{p,i}(Q[i, l])`` (twelve numbers) for the lanes ``l < m``, exactly as
-    :func:`joint_pose` gives each: ``SC (2, L)`` takes the sines and cosines, computed in one loop
-    without branches (the rare arguments beyond ``SINCOS_LIMIT`` again with the library's), then
-    the poses in a loop with the joint kind a constant."""
-    scale = kd[i, JSCALE]
-    for l in range(m):
-        SC[0, l], SC[1, l] = sincos_reduced(Q[i, l] * scale)
-    for l in range(m):
-        x = Q[i, l] * scale
-        if abs(x) > SINCOS_LIMIT:
-            SC[0, l], SC[1, l] = math.sin(x), math.cos(x)
-    kind = joint_kind(kd, i)
-    if kind == PRISMATIC_JOINT:
-        _poses_of_kind(kd, i, Q, SC, W, m, PRISMATIC_JOINT)
-    elif kind == REVOLUTE_X:
-        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_X)
-    elif kind == REVOLUTE_Y:
-        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_Y)
-    elif kind == REVOLUTE_Z:
-        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_Z)
-    else:
-        _poses_of_kind(kd, i, Q, SC, W, m, REVOLUTE_AXIS)
+def quaternion_pose(kd, i, x, y, z, qx, qy, qz, qw):
+    """``T_{p,i}(0) (R, (x, y, z))`` with ``R`` the rotation of the quaternion ``(qx, qy, qz, qw)``
+    (scalar last) scaled to unit length, ``R = 1 + 2 w [v] + 2 [v]^2`` for ``(v, w)`` unit (a
+    free-flyer's first row; a spherical joint's with ``x = y = z = 0``)."""
+    s = 2.0 / (qx * qx + qy * qy + qz * qz + qw * qw)
+    xx, yy, zz = s * qx * qx, s * qy * qy, s * qz * qz
+    xy, xz, yz = s * qx * qy, s * qx * qz, s * qy * qz
+    wx, wy, wz = s * qw * qx, s * qw * qy, s * qw * qz
+    Tq = (1.0 - yy - zz, xy - wz, xz + wy,
+          xy + wz, 1.0 - xx - zz, yz - wx,
+          xz - wy, yz + wx, 1.0 - xx - yy, x, y, z)
+    T0 = (kd[i, ROT], kd[i, ROT + 1], kd[i, ROT + 2], kd[i, ROT + 3], kd[i, ROT + 4], kd[i, ROT + 5],
+          kd[i, ROT + 6], kd[i, ROT + 7], kd[i, ROT + 8], kd[i, POS], kd[i, POS + 1], kd[i, POS + 2])
+    return compose(T0, Tq)
 
 
 @njit(**HELPER)
-def joint_pose(kd, i, qi):
-    """``T_{p(i),i}(q_i) = (R, p)`` as twelve numbers ``(R00, R01, R02, R10, .., R22, p0, p1, p2)``
-    (plain values, which the compiler keeps in registers).
+def joint_poses(kd, i, Q, SC, W, m):
+    """``W[:, l] = T_{p,i}(q)`` (twelve numbers) for the lanes ``l < m`` of ``Q (nq, L)``, exactly
+    as :func:`joint_pose` gives each: ``SC (2, L)`` takes the sines and cosines, computed in one
+    loop without branches (the rare arguments beyond ``SINCOS_LIMIT`` again with the library's),
+    then the poses in a loop with the joint kind a constant."""
+    kind = joint_kind(kd, i)
+    qi = int(kd[i, QIDX])
+    if kind >= FREE_POSE:
+        if kind == FREE_POSE:
+            for l in range(m):
+                T = quaternion_pose(kd, i, Q[qi, l], Q[qi + 1, l], Q[qi + 2, l], Q[qi + 3, l], Q[qi + 4, l],
+                                    Q[qi + 5, l], Q[qi + 6, l])
+                for c in range(12):
+                    W[c, l] = T[c]
+        elif kind == BALL_POSE:
+            for l in range(m):
+                T = quaternion_pose(kd, i, 0.0, 0.0, 0.0, Q[qi, l], Q[qi + 1, l], Q[qi + 2, l], Q[qi + 3, l])
+                for c in range(12):
+                    W[c, l] = T[c]
+        else:
+            for l in range(m):
+                for c in range(12):
+                    W[c, l] = IDENTITY[c]
+        return
+    scale = kd[i, JSCALE]
+    for l in range(m):
+        SC[0, l], SC[1, l] = sincos_reduced(Q[qi, l] * scale)
+    for l in range(m):
+        x = Q[qi, l] * scale
+        if abs(x) > SINCOS_LIMIT:
+            SC[0, l], SC[1, l] = math.sin(x), math.cos(x)
+    if kind == PRISMATIC_JOINT:
+        _poses_of_kind(kd, i, qi, Q, SC, W, m, PRISMATIC_JOINT)
+    elif kind == REVOLUTE_X:
+        _poses_of_kind(kd, i, qi, Q, SC, W, m, REVOLUTE_X)
+    elif kind == REVOLUTE_Y:
+        _poses_of_kind(kd, i, qi, Q, SC, W, m, REVOLUTE_Y)
+    elif kind == REVOLUTE_Z:
+        _poses_of_kind(kd, i, qi, Q, SC, W, m, REVOLUTE_Z)
+    else:
+        _poses_of_kind(kd, i, qi, Q, SC, W, m, REVOLUTE_AXIS)
 
-    Revolute: ``R = R_0 Rot(a, s q)`` (Rodrigues), ``p = p_0``.
-    Prismatic: ``R = R_0``, ``p = p_0 + R_0 a s q``.
+
+@njit(**HELPER)
+def joint_pose(kd, i, q):
+    """``T_{p(i),i}(q) = (R, p)`` of row ``i`` for the configuration ``q (nq,)``, as twelve numbers
+    ``(R00, R01, R02, R10, .., R22, p0, p1, p2)`` (plain values, which the compiler keeps in registers).
+
+    Revolute: ``R = R_0 Rot(a, s q_i)`` (Rodrigues), ``p = p_0``.
+    Prismatic: ``R = R_0``, ``p = p_0 + R_0 a s q_i``.
+    Free-flyer, spherical: :func:`quaternion_pose`; their inner rows: the identity.
     """
     kind = joint_kind(kd, i)
+    qi = int(kd[i, QIDX])
+    if kind == FREE_POSE:
+        return quaternion_pose(kd, i, q[qi], q[qi + 1], q[qi + 2], q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6])
+    if kind == BALL_POSE:
+        return quaternion_pose(kd, i, 0.0, 0.0, 0.0, q[qi], q[qi + 1], q[qi + 2], q[qi + 3])
+    if kind == INNER_POSE:
+        return IDENTITY
     if kind == PRISMATIC_JOINT:
-        return joint_pose_of_kind(kd, i, qi, 0.0, 1.0, kind)
-    s, c = sincos(qi * kd[i, JSCALE])
-    return joint_pose_of_kind(kd, i, qi, s, c, kind)
+        return joint_pose_of_kind(kd, i, q[qi], 0.0, 1.0, kind)
+    s, c = sincos(q[qi] * kd[i, JSCALE])
+    return joint_pose_of_kind(kd, i, q[qi], s, c, kind)
 
+
+@njit(**HELPER)
+def joint_velocity(kd, i, S, qd):
+    """What row ``i`` adds to its parent's twist, ``V_i = [Ad_{T_{i,p}}] V_p + v_J`` (six numbers),
+    for the velocities ``qd (nv,)``: ``S_i qd_i`` (one DoF); the whole joint's ``S qd_block`` on a
+    free-flyer's or spherical joint's first row (``qd_block`` itself, its rows' ``S`` being unit
+    axes in order); nothing on their inner rows."""
+    pk = kd[i, POSEK]
+    if pk == ONE_DOF:
+        x = qd[i]
+        return S[0] * x, S[1] * x, S[2] * x, S[3] * x, S[4] * x, S[5] * x
+    if pk == FREE:
+        return qd[i], qd[i + 1], qd[i + 2], qd[i + 3], qd[i + 4], qd[i + 5]
+    if pk == BALL:
+        return qd[i], qd[i + 1], qd[i + 2], 0.0, 0.0, 0.0
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@njit(**HELPER)
+def joint_velocities(kd, i, S, QD, VJ, m):
+    """:func:`joint_velocity` for the lanes ``l < m`` of ``QD (nv, L)`` into ``VJ (6, L)``, a loop
+    with the row's kind a constant."""
+    pk = kd[i, POSEK]
+    if pk == ONE_DOF:
+        s0, s1, s2, s3, s4, s5 = S
+        for l in range(m):
+            x = QD[i, l]
+            VJ[0, l], VJ[1, l], VJ[2, l], VJ[3, l], VJ[4, l], VJ[5, l] = s0 * x, s1 * x, s2 * x, s3 * x, s4 * x, s5 * x
+    elif pk == FREE:
+        for l in range(m):
+            for c in range(6):
+                VJ[c, l] = QD[i + c, l]
+    elif pk == BALL:
+        for l in range(m):
+            for c in range(3):
+                VJ[c, l] = QD[i + c, l]
+                VJ[3 + c, l] = 0.0
+    else:
+        for l in range(m):
+            for c in range(6):
+                VJ[c, l] = 0.0
 
 
 @njit(**HELPER)
 def joint_kind(kd, i):
-    """The kind of joint ``i``: prismatic, revolute about the x, y or z axis of its frame, or
-    revolute about another axis."""
+    """The kind of row ``i``: prismatic, revolute about the x, y or z axis of its frame, revolute
+    about another axis; or the first row of a free-flyer or spherical joint, or an inner row."""
+    pk = kd[i, POSEK]
+    if pk != ONE_DOF:
+        return FREE_POSE if pk == FREE else (BALL_POSE if pk == BALL else INNER_POSE)
     if kd[i, JTYPE] == PRISMATIC:
         return PRISMATIC_JOINT
     k = kd[i, AXISK]

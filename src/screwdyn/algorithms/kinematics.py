@@ -31,13 +31,13 @@ import numpy as np
 from numba import njit, prange
 
 from .internals import CACHED, HELPER, KERNEL, stack, window
-from .joints import joint_pose, joint_screw
+from .joints import joint_pose, joint_screw, joint_velocity
 from .layout import PARENT
 from .rnea import body_motion
 from .spatial_kernels import compose, cross, rotate6, translate_twist, twist_to_child, twist_to_world
 from .entry import I64, Entry, array
 from .status import Status
-from .work import check, claim, get12, is_rows, is_vector, one_state, put, row, units
+from .work import check, claim, get12, is_rows, is_vector, one_state, q_size, put, row, units
 
 SPACE = 0
 BODY = 1
@@ -63,7 +63,7 @@ def world_poses(kd, q, Tw):
     n = kd.shape[0] - 1
     put(Tw[n], 0, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0))
     for i in range(n):
-        put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), joint_pose(kd, i, q[i])))
+        put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), joint_pose(kd, i, q)))
 
 
 @njit(**HELPER)
@@ -138,7 +138,9 @@ def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, k0, k1):
         put(V[n], 0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
         for i in range(n):
             Vp = get12(V[int(kd[i, PARENT])], 0)
-            Vi, Ai = body_motion(joint_pose(kd, i, q[k, i]), joint_screw(kd, i), qd[k, i], 0.0, Vp[:6], Vp[6:])
+            S = joint_screw(kd, i)
+            Vi, Ai = body_motion(joint_pose(kd, i, q[k]), S, joint_velocity(kd, i, S, qd[k]), qd[k, i], 0.0, Vp[:6],
+                                 Vp[6:])
             put(V[i], 0, Vi + Ai)
         Tb = pose12(Tbf)
         Vb = get12(V[body], 0)
@@ -161,8 +163,7 @@ def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, k0, k1):
 @njit(**KERNEL)
 def poses_one(kd, q, fbody, fpose, out):
     """One state: :func:`poses` on it as a batch of one."""
-    n = kd.shape[0] - 1
-    if not (is_vector(q, n) and out.shape[0] == fbody.shape[0] and out.shape[1] == 4 and out.shape[2] == 4):
+    if not (is_vector(q, q_size(kd)) and out.shape[0] == fbody.shape[0] and out.shape[1] == 4 and out.shape[2] == 4):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
@@ -174,7 +175,7 @@ def poses_one(kd, q, fbody, fpose, out):
 def jacobian_one(kd, q, body, Tbf, ref, J):
     """One state: :func:`jacobian` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and J.shape[0] == 6 and J.shape[1] == n):
+    if not (is_vector(q, q_size(kd)) and J.shape[0] == 6 and J.shape[1] == n):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
@@ -186,7 +187,7 @@ def jacobian_one(kd, q, body, Tbf, ref, J):
 def frame_motion_one(kd, q, qd, body, Tbf, ref, vel, acc):
     """One state: :func:`frame_motion` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and vel.shape[0] == 6 and acc.shape[0] == 6):
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and vel.shape[0] == 6 and acc.shape[0] == 6):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
@@ -198,7 +199,7 @@ def frame_motion_one(kd, q, qd, body, Tbf, ref, vel, acc):
 def poses_batch(kd, q, fbody, fpose, out, status):
     """States ``q (B, n)`` over numba's threads."""
     B = q.shape[0]
-    if not is_rows(q, B, kd.shape[0] - 1):
+    if not is_rows(q, B, q_size(kd)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
     for u in prange(count):
@@ -213,7 +214,7 @@ def poses_batch(kd, q, fbody, fpose, out, status):
 def jacobian_batch(kd, q, body, Tbf, ref, J, status):
     """States ``q (B, n)`` over numba's threads."""
     B = q.shape[0]
-    if not is_rows(q, B, kd.shape[0] - 1):
+    if not is_rows(q, B, q_size(kd)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
     for u in prange(count):
@@ -228,7 +229,7 @@ def jacobian_batch(kd, q, body, Tbf, ref, J, status):
 def frame_motion_batch(kd, q, qd, body, Tbf, ref, vel, acc, status):
     """States ``q, qd (B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n)):
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
     for u in prange(count):

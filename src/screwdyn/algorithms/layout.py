@@ -23,9 +23,24 @@ columns        name   meaning
 28             JSCALE joint scale ``s``: the joint turns (slides) ``s q``, ``S_i = s (a, 0)``;
                       1 for every URDF joint, ``|omega|`` for a non-unit screw axis
 29             AXISK  1, 2, 3 when a revolute axis is exactly x, y, z (a cheaper joint transform), else 0
+30             QIDX   the row's first entry in ``q`` (its joint's ``idx_q``; -1 for an inner row)
+31             POSEK  how the row's pose depends on ``q``: ONE_DOF (``exp([S_i] q_i)`` of its
+                      own coordinate), FREE (position and unit quaternion, seven entries of
+                      ``q``), BALL (a unit quaternion, four entries), INNER (none: the identity)
 =============  =====  ==============================================================
 
-Model row ``n``: columns 0:3 hold gravity ``g`` (the base accelerates by ``-g``).
+**Rows are degrees of freedom.** A joint of several degrees of freedom (a free-flyer: 6, a spherical
+joint: 3) takes that many consecutive rows, one per column of its motion subspace ``S = [e_1 ..
+e_k]`` in the child frame (a free-flyer: rotations about x, y, z, then translations along x, y, z;
+a spherical joint: rotations about x, y, z), each row a constant screw ``S_i`` (columns AXIS, JTYPE).
+Its first row carries the joint's pose (POSEK FREE or BALL, ``QIDX`` where its ``q`` block
+starts); the others are INNER rows at the identity pose in the one before, and the last carries
+the body's inertia (the others are massless). The twist of every row of such a joint is the whole
+joint's, ``V = [Ad] V_p + S qd_block`` (:func:`.joints.joint_velocities`): then each algorithm's
+one-degree-of-freedom step per row is exact for the joint (docs/theory.md §4.5).
+
+Model row ``n``: columns 0:3 hold gravity ``g`` (the base accelerates by ``-g``); column NQ the
+length of ``q``.
 """
 
 ROT = 0
@@ -39,9 +54,18 @@ IORG = 21
 ARMAT = 27
 JSCALE = 28
 AXISK = 29
-WIDTH = 30
+QIDX = 30
+POSEK = 31
+WIDTH = 32
 
 GRAVITY = 0
+NQ = 3
+
+# POSEK: how a row's pose depends on q
+ONE_DOF = 0
+FREE = 1
+BALL = 2
+INNER = 3
 
 REVOLUTE = 0
 PRISMATIC = 1

@@ -32,7 +32,7 @@ from .layout import PARENT
 from .rnea import rnea
 from .entry import Entry
 from .status import Status
-from .work import check, claim, is_rows, is_vector, one_state, row, units
+from .work import check, claim, is_rows, is_vector, one_state, q_size, row, units
 
 
 @njit(**HELPER)
@@ -84,7 +84,7 @@ def ltdl_solve(kd, H, x):
 def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
     """States ``k0 <= k < k1`` of ``q, qd, tau, qdd (B, n)``: ``qdd[k]`` by CRBA and ``L^T D L``
     (RNEA and CRBA run one state, as a batch of one; ``status[k]`` SINGULAR for a singular ``M``)."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     H = stack((n, n))
     h = stack((1, n))
     zero = stack((1, n))
@@ -95,12 +95,12 @@ def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
         status[k] = Status.OK
         check(status, k, Status.NONFINITE + 2, tau[k])
         fk = window(fext, k * n * 6, (1, n, 6)) if use_fext else fext
-        rnea(kd, window(q, k * n, (1, n)), window(qd, k * n, (1, n)), zero, fk, use_fext, h, one, 0, 1, 1)   # h
+        rnea(kd, window(q, k * nq, (1, nq)), window(qd, k * n, (1, n)), zero, fk, use_fext, h, one, 0, 1, 1)   # h
         if one[0] and (status[k] == 0 or one[0] < status[k]):   # codes follow the arguments: the first wins
             status[k] = one[0]
         if status[k]:
             continue
-        crba(kd, window(q, k * n, (1, n)), window(H, 0, (1, n, n)), one, 0, 1, 1)                         # M
+        crba(kd, window(q, k * nq, (1, nq)), window(H, 0, (1, n, n)), one, 0, 1, 1)                         # M
         status[k] = ltdl_factor(kd, H)
         if status[k]:
             continue
@@ -112,11 +112,11 @@ def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
 @njit(**KERNEL)
 def minv(kd, q, Minv, status, k0, k1):
     """States ``k0 <= k < k1`` of ``q (B, n)``: ``Minv[k] = M^{-1} (n, n)``, exactly symmetric."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     H = stack((n, n))
     one = stack((1,)).view(np.int64)
     for k in range(k0, k1):
-        crba(kd, window(q, k * n, (1, n)), window(H, 0, (1, n, n)), one, 0, 1, 1)
+        crba(kd, window(q, k * nq, (1, nq)), window(H, 0, (1, n, n)), one, 0, 1, 1)
         status[k] = one[0]
         if status[k] == 0:
             status[k] = ltdl_factor(kd, H)
@@ -137,7 +137,7 @@ def minv(kd, q, Minv, status, k0, k1):
 def fd_crb_one(kd, q, qd, tau, fext, use_fext, qdd):
     """One state: :func:`fd_crb` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(tau, n) and qdd.shape[0] == n
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(tau, n) and qdd.shape[0] == n
             and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
@@ -151,7 +151,7 @@ def fd_crb_one(kd, q, qd, tau, fext, use_fext, qdd):
 def minv_one(kd, q, Minv):
     """One state: :func:`minv` on it as a batch of one."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and Minv.shape[0] == n and Minv.shape[1] == n):
+    if not (is_vector(q, q_size(kd)) and Minv.shape[0] == n and Minv.shape[1] == n):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
@@ -163,7 +163,7 @@ def minv_one(kd, q, Minv):
 def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
     """States ``(B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(tau, B, n) and is_rows(qdd, B, n)
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and is_rows(qdd, B, n)
             and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
@@ -178,8 +178,8 @@ def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
 @njit(cache=CACHED, parallel=True)
 def minv_batch(kd, q, Minv, status):
     """States ``q (B, n)`` over numba's threads."""
-    B, n = q.shape[0], kd.shape[0] - 1
-    if not is_rows(q, B, n):
+    B = q.shape[0]
+    if not is_rows(q, B, q_size(kd)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
     for u in prange(count):

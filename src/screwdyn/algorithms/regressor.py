@@ -41,13 +41,13 @@ import numpy as np
 from numba import njit, prange
 
 from .internals import CACHED, HELPER, KERNEL, stack, window
-from .joints import joint_pose, joint_screw
+from .joints import joint_pose, joint_screw, joint_velocity
 from .layout import GRAVITY, PARENT
 from .rnea import body_motion
 from .spatial_kernels import twist_to_child
 from .entry import I64, Entry
 from .status import Status
-from .work import check, claim, get6, get12, is_rows, is_vector, one_state, put, row, units
+from .work import check, claim, get6, get12, is_rows, is_vector, one_state, q_size, put, row, units
 
 ARMATURE = 1
 VISCOUS = 2
@@ -140,10 +140,10 @@ def regressor(kd, q, qd, qdd, extras, Y, status, k0, k1):
                       -kd[n, GRAVITY + 2]))                                # V_0 = 0, dV_0 = (0, -g)
         for i in range(n):
             par = int(kd[i, PARENT])
-            T = joint_pose(kd, i, q[k, i])
+            T = joint_pose(kd, i, q[k])
             S = joint_screw(kd, i)
             Vp = get12(V[par], 0)
-            Vi, Ai = body_motion(T, S, qd[k, i], qdd[k, i], Vp[:6], Vp[6:])
+            Vi, Ai = body_motion(T, S, joint_velocity(kd, i, S, qd[k]), qd[k, i], qdd[k, i], Vp[:6], Vp[6:])
             put(V[i], 0, Vi + Ai)
             put(Jc[i, i], 0, S)                                          # J_{i,i} = S_i
             j = par
@@ -177,7 +177,7 @@ def regressor_one(kd, q, qd, qdd, extras, Y):
     """One state: :func:`regressor` on it as a batch of one."""
     n = kd.shape[0] - 1
     ncols = n * (10 + (extras & ARMATURE > 0) + (extras & VISCOUS > 0) + (extras & COULOMB > 0))
-    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(qdd, n) and Y.shape[0] == n and Y.shape[1] == ncols):
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(qdd, n) and Y.shape[0] == n and Y.shape[1] == ncols):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
@@ -189,7 +189,7 @@ def regressor_one(kd, q, qd, qdd, extras, Y):
 def regressor_batch(kd, q, qd, qdd, extras, Y, status):
     """States ``q, qd, qdd (B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(qdd, B, n)):
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(qdd, B, n)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
     for u in prange(count):

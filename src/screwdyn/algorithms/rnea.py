@@ -7,7 +7,7 @@ On a tree, body ``i`` has parent ``p(i) < i`` and its frame on its joint axis, s
 Pass 1, forward, ``i = 0 .. n-1``::
 
     T_{p,i} = T_{p,i}(0) exp([S_i] q_i)
-    V_i     = [Ad_{T_{i,p}}] V_p  + S_i qd_i
+    V_i     = [Ad_{T_{i,p}}] V_p  + S_i qd_i        (a free-flyer's or spherical joint's rows: v_J, joints.py)
     dV_i    = [Ad_{T_{i,p}}] dV_p + [ad_{V_i}] S_i qd_i + S_i qdd_i
     F_i     = G_i dV_i - [ad_{V_i}]^T G_i V_i - F_ext_i
 
@@ -26,13 +26,13 @@ from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply
 from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
-from .joints import joint_poses, joint_screw
-from .layout import ARMAT, GRAVITY, PARENT
+from .joints import joint_poses, joint_screw, joint_velocities
+from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, cross_force, twist_to_child, wrench_to_parent
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, get6, get12, is_rows, is_vector, lanes_of, load, load_wrenches, put, row,
+    STACK_LIMIT, add, claim, copy_lanes, get6, get12, is_rows, is_vector, lanes_of, q_size, load, load_wrenches, put, row,
     store, units,
 )
 
@@ -40,12 +40,13 @@ LANES = 32   # states side by side: 32 ran faster than 8 or 16 on UR5 and panda,
 
 
 @njit(**HELPER)
-def body_motion(T, S, qd, qdd, Vp, Ap):
+def body_motion(T, S, vJ, qd, qdd, Vp, Ap):
     """Pass 1's motion of one body from its parent's twist ``Vp`` and acceleration ``Ap``:
-    ``V_i = [Ad_{T_{i,p}}] V_p + S_i qd_i`` and ``dV_i = [Ad_{T_{i,p}}] dV_p + [ad_{V_i}] S_i qd_i +
-    S_i qdd_i`` (``T = T_{p,i}``, ``S = S_i``)."""
+    ``V_i = [Ad_{T_{i,p}}] V_p + v_J`` and ``dV_i = [Ad_{T_{i,p}}] dV_p + [ad_{V_i}] S_i qd_i +
+    S_i qdd_i`` (``T = T_{p,i}``, ``S = S_i``, ``v_J`` of :func:`.joints.joint_velocity`: ``S_i qd_i``
+    for a one-DoF joint)."""
     w0, w1, w2, v0, v1, v2 = twist_to_child(T, Vp)
-    V = (w0 + S[0] * qd, w1 + S[1] * qd, w2 + S[2] * qd, v0 + S[3] * qd, v1 + S[4] * qd, v2 + S[5] * qd)
+    V = (w0 + vJ[0], w1 + vJ[1], w2 + vJ[2], v0 + vJ[3], v1 + vJ[4], v2 + vJ[5])
     a0, a1, a2, a3, a4, a5 = twist_to_child(T, Ap)
     c0, c1, c2, c3, c4, c5 = ad(V, S)
     return V, (a0 + S[0] * qdd + qd * c0, a1 + S[1] * qdd + qd * c1, a2 + S[2] * qdd + qd * c2,
@@ -63,7 +64,7 @@ def body_wrench(I, V, A):
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return 40 * n + 40
+    return 41 * n + 46
 
 
 @njit(**KERNEL)
@@ -71,15 +72,16 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd, qdd, tau (B, n)`` (and ``fext (B, n, 6)`` when
     ``use_fext``): ``tau[k]`` and ``status[k]``, ``lanes`` (a compile-time constant) at a time. A
     state flagged for a NaN or inf has no meaningful ``tau[k]`` (:mod:`.work`: ``lanes_of``)."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     L = lanes
-    Q, QD, QDD, TAUw = stack((n, L)), stack((n, L)), stack((n, L)), stack((n, L))   # TAUw: lanes_of
+    Q, QD, QDD, TAUw = stack((nq, L)), stack((n, L)), stack((n, L)), stack((n, L))   # TAUw: lanes_of
     FE = stack((n, 6, L))
     W = stack((n, 12, L))      # T_{p,i} of each lane, the twelve numbers of joint_pose
     V, dV, F = stack((n + 1, 6, L)), stack((n + 1, 6, L)), stack((n + 1, 6, L))
     P = scratch(12, lanes)     # the parent's V and dV
     G = scratch(6, lanes)      # the child's F
     SC = scratch(2, lanes)
+    VJ = scratch(6, lanes)
     bad = stack((L,)).view(np.int64)
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
@@ -103,9 +105,15 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
             copy_lanes(V[par], P, m)
             copy_lanes(dV[par], P[6:], m)
             S = joint_screw(kd, i)
+            one_dof = kd[i, POSEK] == ONE_DOF
+            if not one_dof:
+                joint_velocities(kd, i, S, QD, VJ, m)
             I = body_inertia(kd, i)
             for l in range(m):
-                Vi, Ai = body_motion(get12(W[i], l), S, QD[i, l], QDD[i, l], get6(P, l), get6(P[6:], l))
+                qdi = QD[i, l]
+                vJ = ((S[0] * qdi, S[1] * qdi, S[2] * qdi, S[3] * qdi, S[4] * qdi, S[5] * qdi) if one_dof
+                      else get6(VJ, l))
+                Vi, Ai = body_motion(get12(W[i], l), S, vJ, qdi, QDD[i, l], get6(P, l), get6(P[6:], l))
                 put(V[i], l, Vi)
                 put(dV[i], l, Ai)
                 put(F[i], l, body_wrench(I, Vi, Ai))
@@ -133,8 +141,8 @@ def rnea_one(kd, q, qd, qdd, fext, use_fext, tau):
     Returns its status, or NOT_FAST for a vector of another length or stride. (The literal range
     ``0, 1`` compiles the kernel once more for one lane, every lane loop a single pass: 1.6 s more
     compile, a third less time per call.)"""
-    n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(qdd, n) and tau.shape[0] == n
+    n, nq = kd.shape[0] - 1, q_size(kd)
+    if not (is_vector(q, nq) and is_vector(qd, n) and is_vector(qdd, n) and tau.shape[0] == n
             and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
@@ -147,8 +155,8 @@ def rnea_one(kd, q, qd, qdd, fext, use_fext, tau):
 def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, lanes):
     """States ``(B, n)`` over numba's threads (:func:`.work.units`). Returns 0, or NOT_FAST with
     nothing computed when an array is not of the shape and C layout the kernel indexes."""
-    B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(qdd, B, n) and is_rows(tau, B, n)
+    B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)
+    if not (is_rows(q, B, nq) and is_rows(qd, B, n) and is_rows(qdd, B, n) and is_rows(tau, B, n)
             and status.shape[0] == B and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
         return Status.NOT_FAST
     if lanes * per_lane(n) > STACK_LIMIT:

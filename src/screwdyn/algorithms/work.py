@@ -27,6 +27,7 @@ from numba import njit
 from numba.extending import overload
 
 from .internals import ATOMICS, DRIVER, HELPER, INLINE, as_contiguous, fetch_add, num_threads, window
+from .layout import NQ
 from .status import Status
 
 # The floats a kernel keeps on the stack of the calling thread (512 KiB): numba's worker threads and
@@ -104,6 +105,13 @@ def flat(A):
 
 
 # ---------------------------------------------------------------------------------- layouts
+@njit(**HELPER)
+def q_size(kd):
+    """``nq``, the length of ``q`` of the packed model ``kd`` (:mod:`.layout`; ``n`` degrees of
+    freedom are its rows but one)."""
+    return int(kd[kd.shape[0] - 1, NQ])
+
+
 @njit(**HELPER)
 def is_vector(a, n):
     """Whether the 1-D array ``a`` has length ``n`` and a unit stride (or at most one item)."""

@@ -41,7 +41,7 @@ from ..spatial import rotation_from_rpy, transform
 
 __all__ = ["load_urdf", "example_robot_data_path", "EXAMPLE_ROBOTS"]
 
-_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating")
 _MIMIC_MODES = ("independent", "error")
 
 # A decimal number as the URDF specification (and urdfdom) writes them; no "nan", no "1_000".
@@ -174,8 +174,9 @@ def _parse_xml(data, label):
 
 
 # ---------------------------------------------------------------------------- the loader
-def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="independent", root=None) -> Model:
-    """Load a fixed-base robot tree from a URDF file path or XML string.
+def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="independent", root=None,
+              floating_base=False) -> Model:
+    """Load a robot tree from a URDF file path or XML string.
 
     Parameters
     ----------
@@ -194,6 +195,16 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
         A ``<mimic>`` on a fixed joint is ignored (it has no degree of freedom to constrain).
     root:
         The base link; by default the unique link that is no joint's child.
+    floating_base:
+        ``False`` (default): the root link is fixed to the world (it is the model's base and its
+        inertia does not enter the dynamics). ``True``: the root link floats, joined to a new
+        base ``"world"`` by a free-flyer joint named ``"root_joint"``, first in
+        ``model.joint_names`` (as Pinocchio's ``buildModelFromUrdf(path, JointModelFreeFlyer())``):
+        ``q`` starts with the root link's position and unit quaternion ``(x, y, z, qx, qy, qz, qw)``
+        in the world, ``qd`` with its twist in its own frame ``(omega, v)``.
+
+    URDF joint types: revolute, continuous, prismatic, fixed, and floating (a free-flyer, 6
+    degrees of freedom); a planar joint is refused (not modelled).
 
     Fixed joints are merged: the child link's inertia is lumped into the moving body that
     carries it and the link is kept as a frame (``model.frame_names``). Bodies are ordered
@@ -236,8 +247,13 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
             raise URDFError(f"root={root!r} is not a <link> of robot {name!r}")
         base = root
 
+    world = None
+    if floating_base:
+        world = "world"
+        while world in links:
+            world = "_" + world
     try:
-        builder = ModelBuilder(name=name, base=base, gravity=gravity, strict=strict)
+        builder = ModelBuilder(name=name, base=world or base, gravity=gravity, strict=strict)
     except ModelError as e:
         raise URDFError(str(e)) from e
 
@@ -245,7 +261,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
         check_where = f"link {ln!r} <inertial>"
         if body is not None:
             _check_body(body, check_where, strict)
-        if ln == base:
+        if ln == base and not floating_base:
             continue  # the builder made the base; a fixed base's inertia does not enter the dynamics
         try:
             with warnings.catch_warnings():
@@ -254,6 +270,10 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
         except ModelError as e:
             raise URDFError(f"{check_where}: {_strip_owner(str(e), ln, 'link')}") from e
 
+    if floating_base:
+        if any(j["name"] == "root_joint" for j in joints):
+            raise URDFError(f"robot {name!r}: floating_base=True adds a joint 'root_joint', and the URDF has one")
+        builder.add_joint("root_joint", "free_flyer", world, base)
     for j in joints:
         try:
             builder.add_joint(j["name"], j["type"], j["parent"], j["child"], origin=j["origin"], axis=j["axis"],
@@ -379,8 +399,9 @@ def _read_joints(robot) -> list:
         jtype = el.get("type")
         if jtype is None:
             raise URDFError(f"{owner}: missing required attribute 'type'")
-        if jtype in ("floating", "planar"):
-            raise URDFError(f"{owner}: {jtype} joints are not supported yet (fixed-base trees only)")
+        if jtype == "planar":
+            raise URDFError(f"{owner}: planar joints are not supported (model the plane's x, y and rotation as "
+                            "two prismatic joints and a revolute joint through massless links)")
         if jtype not in _SUPPORTED:
             raise URDFError(f"{owner}: unknown joint type {jtype!r} (supported: {', '.join(_SUPPORTED)})")
         ends = {}

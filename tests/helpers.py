@@ -22,12 +22,18 @@ def random_body(rng, mass_scale=1.0):
     return RigidBody(m, rng.uniform(-0.3, 0.3, size=3), R @ I @ R.T)
 
 
-def random_model(rng, n=7, fixed=2, prismatic=0.3, branching=0.5, gravity=(0, 0, -9.81), armature=False, aligned=False):
-    """A random tree: ``n`` moving joints (revolute or prismatic, arbitrary axes), ``fixed`` fixed
-    joints merged into their parents, and branching (parents drawn among earlier links). With
-    ``aligned``, joint axes are coordinate axes, either sign (as most URDF joints)."""
+def random_model(rng, n=7, fixed=2, prismatic=0.3, branching=0.5, gravity=(0, 0, -9.81), armature=False, aligned=False,
+                 spherical=0.0, floating=False):
+    """A random tree: ``n`` moving joints (revolute or prismatic, arbitrary axes; a fraction
+    ``spherical`` of them spherical), ``fixed`` fixed joints merged into their parents, and
+    branching (parents drawn among earlier links). With ``aligned``, joint axes are coordinate
+    axes, either sign (as most URDF joints); with ``floating``, the tree hangs from a free-flyer."""
     b = screwdyn.ModelBuilder("random_tree", gravity=gravity)
     links = ["base"]
+    if floating:
+        b.add_body("trunk", "base", "root_joint", "free_flyer", origin=transform(random_rotation(rng), rng.uniform(-1, 1, 3)),
+                   inertial=random_body(rng, 5.0), rotor_inertia=rng.uniform(0, 1e-3) if armature else 0.0)
+        links = ["trunk"]
     kinds = ["moving"] * n + ["fixed"] * fixed
     rng.shuffle(kinds)
     for k, kind in enumerate(kinds):
@@ -38,6 +44,8 @@ def random_model(rng, n=7, fixed=2, prismatic=0.3, branching=0.5, gravity=(0, 0,
             b.add_body(name, parent, f"j{k}", "fixed", origin=origin, inertial=random_body(rng))
         else:
             jt = "prismatic" if rng.random() < prismatic else "revolute"
+            if rng.random() < spherical:
+                jt = "spherical"
             axis = np.eye(3)[rng.integers(3)] * rng.choice([-1, 1]) if aligned else rng.normal(size=3)
             b.add_body(name, parent, f"j{k}", jt, axis=axis, origin=origin, inertial=random_body(rng),
                        rotor_inertia=rng.uniform(0, 1e-3) if armature else 0.0,
@@ -53,16 +61,27 @@ def to_pinocchio(model):
 
     pm = pin.Model()
     pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
-    for i in range(model.n):
+    for i in range(model.nbodies):
         T = model.T_parent_body[i]
         placement = pin.SE3(T[:3, :3].copy(), T[:3, 3].copy())
         axis = model.joint_axis[i].copy()
-        jm = pin.JointModelRevoluteUnaligned(axis) if model.joint_type[i] == 0 else pin.JointModelPrismaticUnaligned(axis)
+        jm = {0: lambda: pin.JointModelRevoluteUnaligned(axis), 1: lambda: pin.JointModelPrismaticUnaligned(axis),
+              2: pin.JointModelFreeFlyer, 3: pin.JointModelSpherical}[int(model.joint_type[i])]()
         jid = pm.addJoint(int(model.parent[i]) + 1, jm, placement, model.joint_names[i])
         pm.appendBodyToJoint(jid, pin.Inertia(float(model.mass[i]), model.com[i].copy(), model.inertia_com[i].copy()),
                              pin.SE3.Identity())
     pm.armature = model.armature.copy()
     return pm
+
+
+def pinocchio_velocity_order(model):
+    """``P`` with screwdyn's ``v = v_pin[P]`` for the model :func:`to_pinocchio` makes (the same
+    joint order; a free-flyer's block is linear first in Pinocchio)."""
+    P = np.arange(model.nv)
+    for j in np.flatnonzero(model.joint_type == screwdyn.FREE_FLYER):
+        k = model.idx_vs[j]
+        P[k:k + 6] = k + np.array([3, 4, 5, 0, 1, 2])
+    return P
 
 
 def random_state(rng, n, batch=()):

@@ -7,14 +7,18 @@ Spatial vectors are ordered angular first: twists ``(omega, v)``, wrenches ``(n,
 __version__ = "0.1.0"
 
 from . import inertia, spatial
+from .configuration import (
+    difference, from_mujoco, from_pinocchio, integrate, neutral, normalize, random_configuration, to_mujoco,
+    to_pinocchio,
+)
 from .dynamics import (
-    bias_torques, body_poses, center_of_mass, coriolis_matrix, external_wrenches, forward_dynamics,
+    bias_torques, body_poses, centroidal_momentum, centroidal_momentum_matrix, center_of_mass, coriolis_matrix, external_wrenches, forward_dynamics,
     forward_kinematics, frame_pose, frame_velocity, friction_torques, gravity_torques, inverse_dynamics, jacobian,
     jdot_qd, joint_torques_from_wrench, kinetic_energy, mass_matrix, mass_matrix_inverse, mechanical_energy,
     momentum, potential_energy,
 )
 from .errors import InputError, ModelError, ScrewdynError, URDFError
-from .model import PRISMATIC, REVOLUTE, Model, ModelBuilder
+from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuilder
 
 # Loaded on first use: identification pulls in scipy.signal/optimize/stats (over a second), the
 # symbolic layer SymPy, the URDF reader defusedxml; ``import screwdyn`` stays fast (its start-up,
@@ -26,11 +30,14 @@ _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor
 
 __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the light lazy ones
     "inertia", "spatial", "models",
-    "bias_torques", "body_poses", "center_of_mass", "coriolis_matrix", "external_wrenches", "forward_dynamics",
+    "bias_torques", "body_poses", "centroidal_momentum", "centroidal_momentum_matrix", "center_of_mass", "coriolis_matrix", "external_wrenches", "forward_dynamics",
     "forward_kinematics", "frame_pose", "frame_velocity", "friction_torques", "gravity_torques", "inverse_dynamics",
     "jacobian", "jdot_qd", "joint_torques_from_wrench", "kinetic_energy", "mass_matrix", "mass_matrix_inverse",
     "mechanical_energy", "momentum", "potential_energy",
-    "InputError", "ModelError", "ScrewdynError", "URDFError", "PRISMATIC", "REVOLUTE", "Model", "ModelBuilder",
+    "InputError", "ModelError", "ScrewdynError", "URDFError", "PRISMATIC", "REVOLUTE", "FREE_FLYER", "SPHERICAL",
+    "Model", "ModelBuilder",
+    "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",
+    "to_mujoco", "to_pinocchio",
     "load_urdf", "simulate", "Trajectory", "SimulationError", "JointTrajectory",
 ]
 

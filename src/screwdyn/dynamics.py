@@ -25,7 +25,7 @@ __all__ = [
     "forward_dynamics",
     "kinetic_energy", "potential_energy", "mechanical_energy", "center_of_mass", "momentum",
     "forward_kinematics", "body_poses", "frame_pose", "jacobian", "frame_velocity", "jdot_qd",
-    "joint_torques_from_wrench",
+    "joint_torques_from_wrench", "centroidal_momentum_matrix", "centroidal_momentum",
 ]
 
 _RNEA = Kernel("rnea", "rnea")
@@ -38,6 +38,7 @@ _ENERGY = Kernel("energy", "energy")
 _POSES = Kernel("kinematics", "poses")
 _JACOBIAN = Kernel("kinematics", "jacobian")
 _FRAME_MOTION = Kernel("kinematics", "frame_motion")
+_CENTROIDAL = Kernel("centroidal", "centroidal")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,3 +345,25 @@ def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") 
         return np.einsum("...rj,...r->...j", J, w)
     except ValueError:
         raise InputError(f"q batch {J.shape[:-2]} and wrench {w.shape} do not broadcast") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Centroidal dynamics.
+# ---------------------------------------------------------------------------------------------
+def centroidal_momentum_matrix(model: Model, q, out=None) -> np.ndarray:
+    """The centroidal momentum matrix ``A_G(q)`` ``(..., 6, n)``: ``h_G = A_G qd`` is the robot's
+    spatial momentum about its centre of mass in world-aligned axes, angular first ``(k_G, l)``
+    (docs/theory.md §5.4; Pinocchio's ``computeCentroidalMap`` with its halves swapped). Its
+    ``l = m cdot``; for a floating base, ``A_G`` maps the whole momentum, base included."""
+    return _CENTROIDAL.call(model, q, shape=(6, model.n), out=out)
+
+
+def centroidal_momentum(model: Model, q, qd) -> np.ndarray:
+    """``h_G = A_G(q) qd`` ``(..., 6)``: the momentum about the centre of mass, world-aligned axes,
+    angular first (see :func:`centroidal_momentum_matrix`)."""
+    Ag = centroidal_momentum_matrix(model, q)
+    qd = vector(qd, model.n, "qd")
+    try:
+        return np.einsum("...rj,...j->...r", Ag, qd)
+    except ValueError:
+        raise InputError(f"q batch {Ag.shape[:-2]} and qd {qd.shape} do not broadcast") from None

@@ -5,7 +5,8 @@
     screwdyn bench ...
 
 For each robot (an example-robot-data robot name or a URDF file, :func:`screwdyn.models.resolve`;
-the same file loaded by both libraries) and function it times
+the same file loaded by both libraries; ``NAME:floating`` with a free-flyer root joint in both,
+``pin.JointModelFreeFlyer``) and function it times
 one state from Python (median of interleaved rounds of loops, per call), and batches of states
 (interleaved rounds too, each a loop of ``max(1, 10000 // B)`` calls of ``B`` states) against
 Pinocchio's ``rneaInParallel`` / ``abaInParallel`` (same number of threads) or, where Pinocchio
@@ -67,27 +68,43 @@ class _Robot:
 
         from . import models
 
+        spec, _, kind = name.partition(":")
+        if kind not in ("", "floating"):
+            raise ValueError(f"robot {name!r}: the suffix after ':' can only be 'floating'")
+        floating = kind == "floating"
         # example-robot-data first: its panda and ur5 are what Pinocchio's users load, not the
         # bundled robots of the same names
-        source = models.resolve(name, kinds=("example-robot-data", "urdf"))
+        source = models.resolve(spec, kinds=("example-robot-data", "urdf"))
         path = str(source.path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.model = models.load(source)
+            self.model = models.load(source, floating_base=floating)
         self.name = name
-        self.pm = pin.buildModelFromUrdf(path)
+        self.pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
         self.pd = self.pm.createData()
-        # pin_index[i]: Pinocchio's velocity index of screwdyn's joint i
-        self.pin_index = np.array([self.pm.joints[self.pm.getJointId(j)].idx_v for j in self.model.joint_names])
+
+    def random_q(self, rng, B=None):
+        """Configurations: joint angles uniform in [-1, 1] (a free-flyer: position in [-1, 1] m, a
+        uniform random rotation)."""
+        shape = (self.model.nq,) if B is None else (B, self.model.nq)
+        q = rng.uniform(-1, 1, shape)
+        if self.model.nq != self.model.nv:
+            q = screwdyn.random_configuration(self.model, rng, size=B)
+        return q
+
+    def q_to_pin(self, q):
+        return screwdyn.to_pinocchio(self.model, q, None, pin_model=self.pm)[0]
 
     def to_pin(self, x):
-        out = np.empty_like(x)
-        out[..., self.pin_index] = x
-        return out
+        """A velocity-like vector (``qd``, ``qdd``, ``tau``) in Pinocchio's joint order and layout."""
+        return screwdyn.to_pinocchio(self.model, None, x, pin_model=self.pm)[1]
 
     def from_pin(self, x, matrix=False):
-        x = x[..., self.pin_index]
-        return x[..., self.pin_index, :] if matrix else x
+        y = screwdyn.from_pinocchio(self.model, None, x, pin_model=self.pm)[1]
+        if matrix:
+            y = np.swapaxes(screwdyn.from_pinocchio(self.model, None, np.swapaxes(y, -1, -2), pin_model=self.pm)[1],
+                            -1, -2)
+        return y
 
 
 def _pin_single(pin, r, fname, q, v, a):
@@ -122,7 +139,7 @@ def _output(name, n, B=None):
 
 def _pin_result(pin, r, pfname, q, v, a):
     """Pinocchio's answer at one state, in screwdyn's joint order (its ``crba`` fills the upper triangle)."""
-    theirs = np.array(_pin_single(pin, r, pfname, r.to_pin(q), r.to_pin(v), r.to_pin(a))(), copy=True)
+    theirs = np.array(_pin_single(pin, r, pfname, r.q_to_pin(q), r.to_pin(v), r.to_pin(a))(), copy=True)
     if pfname == "crba":
         theirs = np.triu(theirs) + np.triu(theirs, 1).T
     return r.from_pin(theirs, matrix=theirs.ndim == 2)
@@ -149,22 +166,22 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
         for name, pfname, pparallel in _FUNCS:
             if functions is not None and name not in functions:
                 continue
-            q, v, a = rng.uniform(-1, 1, n), rng.normal(size=n), rng.normal(size=n)
+            q, v, a = r.random_q(rng), rng.normal(size=n), rng.normal(size=n)
             theirs = _pin_result(pin, r, pfname, q, v, a)
             err = _rel(_sd_single(name, r.model, q, v, a)(), theirs)   # a call as a user writes it
-            qp, vp, ap = r.to_pin(q), r.to_pin(v), r.to_pin(a)
+            qp, vp, ap = r.q_to_pin(q), r.to_pin(v), r.to_pin(a)
             number = max(100, 4000 // max(1, n))
             sd1 = _sd_single(name, r.model, q, v, a, None if fresh_outputs else _output(name, n))
             t_sd, t_pin = _paired(sd1, _pin_single(pin, r, pfname, qp, vp, ap), number, repeats)
             err = max(err, _rel(sd1(), theirs))   # the timed call's answer too
             rows.append((rname, name, 1, t_sd, t_pin, pfname, err))
             for B in batches:
-                Q, V, A = rng.uniform(-1, 1, (B, n)), rng.normal(size=(B, n)), rng.normal(size=(B, n))
+                Q, V, A = r.random_q(rng, B), rng.normal(size=(B, n)), rng.normal(size=(B, n))
                 sd = _sd_single(name, r.model, Q, V, A, None if fresh_outputs else _output(name, n, B))
                 rounds = max(3, repeats // 4)
                 calls = max(1, 10000 // B)   # a round times a loop of calls, as for one state (B = 1,000: ten)
                 if pparallel is not None:
-                    QP, VP, AP = (np.ascontiguousarray(r.to_pin(X).T) for X in (Q, V, A))
+                    QP, VP, AP = (np.ascontiguousarray(X.T) for X in (r.q_to_pin(Q), r.to_pin(V), r.to_pin(A)))
                     res = np.empty((n, B))
                     f = getattr(pin, pparallel)
                     t_sd, t_pin = _paired(sd, lambda: f(threads, pool, QP, VP, AP, res), calls, rounds, B, B)
@@ -173,7 +190,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                     label = f"{pparallel}({threads})"
                 else:
                     Bl = min(B, 2000)   # a Python loop: time a slice, report per state
-                    fs = [_pin_single(pin, r, pfname, r.to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
+                    fs = [_pin_single(pin, r, pfname, r.q_to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
                     t_sd, t_pin = _paired(sd, lambda: [f() for f in fs], calls, rounds, B, Bl)
                     ours = sd()   # the batch's answers (its output array), checked at its first, middle and last states
                     err_b = max(_rel(ours[k], _pin_result(pin, r, pfname, Q[k], V[k], A[k])) for k in {0, B // 2, B - 1})
@@ -187,7 +204,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
 
 def _format_row(row):
     rname, name, B, t_sd, t_pin, label, err = row
-    return (f"{rname:14s} {name:18s} {B:>7d}  screwdyn {t_sd:9.3f} us  pinocchio {t_pin:9.3f} us  "
+    return (f"{rname:22s} {name:18s} {B:>7d}  screwdyn {t_sd:9.3f} us  pinocchio {t_pin:9.3f} us  "
             f"ratio {t_pin / t_sd:6.2f}x  [{label}]  maxrel {err:.1e}")
 
 

@@ -102,42 +102,67 @@ def _print_json(obj):
 
 
 def _state(args, model, names=("q", "qd", "qdd")):
+    """The state vectors of the options ``--q`` (default: the neutral configuration), ``--qd``, ...
+    (default zeros)."""
+    from .configuration import neutral
+
     out = []
     for nm in names:
         val = getattr(args, nm)
-        out.append(np.zeros(model.n) if val is None else parse_vector(val, model.n, f"--{nm}"))
+        size = model.nq if nm == "q" else model.n
+        if val is None:
+            out.append(neutral(model) if nm == "q" else np.zeros(size))
+        else:
+            out.append(parse_vector(val, size, f"--{nm}"))
     return out
+
+
+def _load(args, spec=None):
+    """The model of the command's MODEL argument (or ``spec``), floating with ``--floating-base``."""
+    return models.load(args.model if spec is None else spec, floating_base=getattr(args, "floating_base", False))
+
+
+_TYPE_NAMES = ("revolute", "prismatic", "free_flyer", "spherical")
 
 
 # ---------------------------------------------------------------------------- commands
 def cmd_info(args):
-    model = models.load(args.model)
+    model = _load(args)
     if args.json:
         _print_json(dict(
-            name=model.name, dof=model.n, total_mass=model.total_mass, gravity=model.gravity.tolist(),
-            base=model.base_name,
-            joints=[dict(name=model.joint_names[i], type="revolute" if model.joint_type[i] == 0 else "prismatic",
-                         link=model.link_names[i],
+            name=model.name, dof=model.n, nq=model.nq, nv=model.nv, total_mass=model.total_mass,
+            gravity=model.gravity.tolist(), base=model.base_name,
+            joints=[dict(name=model.joint_names[i], type=_TYPE_NAMES[model.joint_type[i]],
+                         link=model.link_names[i], nq=int(model.nqs[i]), nv=int(model.nvs[i]),
                          parent=model.base_name if model.parent[i] < 0 else model.link_names[model.parent[i]],
                          axis=model.joint_axis[i].tolist(), mass=float(model.mass[i]), com=model.com[i].tolist(),
-                         lower=_num(model.q_lower[i]), upper=_num(model.q_upper[i]),
-                         damping=float(model.damping[i]), friction=float(model.friction[i]),
-                         armature=float(model.armature[i])) for i in range(model.n)],
+                         lower=[_num(x) for x in model.q_lower[qs]], upper=[_num(x) for x in model.q_upper[qs]],
+                         damping=model.damping[vs].tolist(), friction=model.friction[vs].tolist(),
+                         armature=model.armature[vs].tolist()) if model.nvs[i] > 1 else
+                    dict(name=model.joint_names[i], type=_TYPE_NAMES[model.joint_type[i]],
+                         link=model.link_names[i], nq=1, nv=1,
+                         parent=model.base_name if model.parent[i] < 0 else model.link_names[model.parent[i]],
+                         axis=model.joint_axis[i].tolist(), mass=float(model.mass[i]), com=model.com[i].tolist(),
+                         lower=_num(model.q_lower[qs][0]), upper=_num(model.q_upper[qs][0]),
+                         damping=float(model.damping[vs][0]), friction=float(model.friction[vs][0]),
+                         armature=float(model.armature[vs][0]))
+                    for i, qs, vs in _blocks(model)],
             frames=list(model.frame_names)))
         return 0
-    kinds = "".join("RP"[t] for t in model.joint_type)
-    print(f"{model.name}: {model.n} degrees of freedom ({kinds}), total moving mass {model.total_mass:.6g} kg")
+    kinds = "".join("RPFS"[t] for t in model.joint_type)
+    sizes = "" if model.nq == model.nv else f", nq = {model.nq}"
+    print(f"{model.name}: {model.n} degrees of freedom{sizes} ({kinds}), total moving mass {model.total_mass:.6g} kg")
     print(f"gravity {_fmt(model.gravity, 4)} m/s^2, base link {model.base_name!r}")
     print()
     print("tree:")
     children = {-1: []}
-    for i in range(model.n):
+    for i in range(model.nbodies):
         children.setdefault(i, [])
         children[int(model.parent[i])].append(i)
 
     def walk(i, prefix, last):
         conn = "`-- " if last else "|-- "
-        jt = "revolute" if model.joint_type[i] == 0 else "prismatic"
+        jt = _TYPE_NAMES[model.joint_type[i]]
         print(f"{prefix}{conn}{model.link_names[i]}  ({model.joint_names[i]}, {jt})")
         kids = children[i]
         for k, c in enumerate(kids):
@@ -151,15 +176,22 @@ def cmd_info(args):
            f"{'damping':>8} {'friction':>8} {'armature':>8}"
     print(head)
     print("-" * len(head))
-    for i in range(model.n):
-        jt = "revolute" if model.joint_type[i] == 0 else "prismatic"
-        axis = "(" + ", ".join(f"{a:.3g}" for a in model.joint_axis[i]) + ")"
+    for i, qs, vs in _blocks(model):
+        jt = _TYPE_NAMES[model.joint_type[i]]
+        axis = "(" + ", ".join(f"{a:.3g}" for a in model.joint_axis[i]) + ")" if model.nvs[i] == 1 else "-"
+        lo, hi = (model.q_lower[qs][0], model.q_upper[qs][0]) if model.nvs[i] == 1 else (-np.inf, np.inf)
         print(f"{i:>2}  {model.joint_names[i]:<22} {jt:<9} {axis:<17} {model.mass[i]:>10.5g} "
-              f"{model.q_lower[i]:>9.4g} {model.q_upper[i]:>9.4g} {model.damping[i]:>8.4g} "
-              f"{model.friction[i]:>8.4g} {model.armature[i]:>8.4g}")
+              f"{lo:>9.4g} {hi:>9.4g} {model.damping[vs][0]:>8.4g} "
+              f"{model.friction[vs][0]:>8.4g} {model.armature[vs][0]:>8.4g}")
     print()
     print(f"frames ({len(model.frame_names)}): " + ", ".join(model.frame_names))
     return 0
+
+
+def _blocks(model):
+    """``(joint, q slice, v slice)`` of each joint."""
+    return [(i, slice(model.idx_qs[i], model.idx_qs[i] + model.nqs[i]),
+             slice(model.idx_vs[i], model.idx_vs[i] + model.nvs[i])) for i in range(model.nbodies)]
 
 
 def _num(x):
@@ -168,11 +200,11 @@ def _num(x):
 
 def cmd_inverse_dynamics(args):
     import screwdyn
-    model = models.load(args.model)
+    model = _load(args)
     q, qd, qdd = _state(args, model)
     tau = screwdyn.inverse_dynamics(model, q, qd, qdd, friction=args.friction)
     if args.json:
-        _print_json(dict(joint_names=list(model.joint_names), tau=tau.tolist()))
+        _print_json(dict(joint_names=list(model.v_names), tau=tau.tolist()))
     else:
         print(f"tau = M(q) qdd + C(q, qd) qd + g(q){' + friction' if args.friction else ''}  [N m, N]")
         _print_named(model, tau)
@@ -181,11 +213,11 @@ def cmd_inverse_dynamics(args):
 
 def cmd_forward_dynamics(args):
     import screwdyn
-    model = models.load(args.model)
+    model = _load(args)
     q, qd, tau = _state(args, model, ("q", "qd", "tau"))
     qdd = screwdyn.forward_dynamics(model, q, qd, tau, friction=args.friction, method=args.method)
     if args.json:
-        _print_json(dict(joint_names=list(model.joint_names), qdd=qdd.tolist()))
+        _print_json(dict(joint_names=list(model.v_names), qdd=qdd.tolist()))
     else:
         print(f"qdd = M(q)^-1 (tau - C(q, qd) qd - g(q){' - friction' if args.friction else ''})  "
               f"[rad/s^2, m/s^2] ({args.method.upper()})")
@@ -195,11 +227,11 @@ def cmd_forward_dynamics(args):
 
 def cmd_mass_matrix(args):
     import screwdyn
-    model = models.load(args.model)
+    model = _load(args)
     (q,) = _state(args, model, ("q",))
     M = screwdyn.mass_matrix(model, q)
     if args.json:
-        _print_json(dict(joint_names=list(model.joint_names), M=M.tolist()))
+        _print_json(dict(joint_names=list(model.v_names), M=M.tolist()))
     else:
         print(f"M(q) ({model.n} x {model.n}, joints in the order {', '.join(model.joint_names)}):")
         with np.printoptions(precision=6, suppress=True, linewidth=150):
@@ -208,8 +240,9 @@ def cmd_mass_matrix(args):
 
 
 def _print_named(model, x):
-    w = max(len(j) for j in model.joint_names)
-    for jn, v in zip(model.joint_names, x):
+    names = model.v_names
+    w = max(len(j) for j in names)
+    for jn, v in zip(names, x):
         print(f"  {jn:<{w}}  {v: .10g}")
 
 
@@ -224,11 +257,11 @@ def cmd_simulate(args):
     from .trajectory import JointTrajectory
 
     spec = args.model or "panda"
-    model = models.load(spec)
+    model = _load(args, spec)
     if args.gravity is not None:
         model = model.with_gravity(parse_vector(args.gravity, 3, "--gravity"))
     if args.q0 is not None:
-        q0 = parse_vector(args.q0, model.n, "--q0")
+        q0 = parse_vector(args.q0, model.nq, "--q0")
     elif spec in models.names():
         q0 = models.home(spec)
     else:
@@ -389,6 +422,11 @@ def cmd_compile(args):
     return 0
 
 
+def _floating_option(sp):
+    sp.add_argument("--floating-base", action="store_true",
+                    help="join the root link to the world by a free-flyer (q starts with x y z qx qy qz qw)")
+
+
 def build_parser():
     from . import sim
 
@@ -410,6 +448,7 @@ def build_parser():
     sp = add("info", "the kinematic tree, joints, masses and frames of a model")
     sp.add_argument("model", metavar="MODEL")
     sp.add_argument("--json", action="store_true", help="print JSON")
+    _floating_option(sp)
     sp.set_defaults(func=cmd_info)
 
     sp = add("inverse-dynamics", "joint torques tau = M(q) qdd + C(q, qd) qd + g(q) (RNEA)")
@@ -418,6 +457,7 @@ def build_parser():
         sp.add_argument(f"--{nm}", metavar="V", help=f"{nm} (default zeros)")
     sp.add_argument("--friction", action="store_true", help="add the joint friction torques")
     sp.add_argument("--json", action="store_true", help="print JSON")
+    _floating_option(sp)
     sp.set_defaults(func=cmd_inverse_dynamics)
 
     sp = add("forward-dynamics", "joint accelerations qdd for torques tau at a state (q, qd)")
@@ -427,12 +467,14 @@ def build_parser():
     sp.add_argument("--friction", action="store_true", help="include the joint friction")
     sp.add_argument("--method", default="aba", choices=("aba", "crba"), help="algorithm (default aba)")
     sp.add_argument("--json", action="store_true", help="print JSON")
+    _floating_option(sp)
     sp.set_defaults(func=cmd_forward_dynamics)
 
     sp = add("mass-matrix", "the joint-space mass matrix M(q) (CRBA)")
     sp.add_argument("model", metavar="MODEL")
     sp.add_argument("--q", metavar="V", help="q (default zeros)")
     sp.add_argument("--json", action="store_true", help="print JSON")
+    _floating_option(sp)
     sp.set_defaults(func=cmd_mass_matrix)
 
     sp = add("simulate", "simulate a robot in time; plot, animate, save",
@@ -464,6 +506,7 @@ def build_parser():
     sp.add_argument("--npz", metavar="NPZ", help="save the trajectory as NumPy .npz")
     sp.add_argument("--progress", action="store_true", help="always show a progress bar")
     sp.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    _floating_option(sp)
     sp.set_defaults(func=cmd_simulate)
 
     sp = add("derive", "closed-form M(q), C(q, qd), g(q) by the Lagrangian route (SymPy)")

@@ -353,17 +353,12 @@ def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") 
 def centroidal_momentum_matrix(model: Model, q, out=None) -> np.ndarray:
     """The centroidal momentum matrix ``A_G(q)`` ``(..., 6, n)``: ``h_G = A_G qd`` is the robot's
     spatial momentum about its centre of mass in world-aligned axes, angular first ``(k_G, l)``
-    (docs/theory.md §5.4; Pinocchio's ``computeCentroidalMap`` with its halves swapped). Its
+    (docs/theory.md eq. (11.6); Pinocchio's ``computeCentroidalMap`` with its halves swapped). Its
     ``l = m cdot``; for a floating base, ``A_G`` maps the whole momentum, base included."""
     return _CENTROIDAL.call(model, q, shape=(6, model.n), out=out)
 
 
 def centroidal_momentum(model: Model, q, qd) -> np.ndarray:
     """``h_G = A_G(q) qd`` ``(..., 6)``: the momentum about the centre of mass, world-aligned axes,
-    angular first (see :func:`centroidal_momentum_matrix`)."""
-    Ag = centroidal_momentum_matrix(model, q)
-    qd = vector(qd, model.n, "qd")
-    try:
-        return np.einsum("...rj,...j->...r", Ag, qd)
-    except ValueError:
-        raise InputError(f"q batch {Ag.shape[:-2]} and qd {qd.shape} do not broadcast") from None
+    angular first: :func:`momentum` ``(about="com")`` (one forward pass, no ``A_G`` formed)."""
+    return momentum(model, q, qd, about="com")

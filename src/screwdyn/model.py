@@ -163,6 +163,26 @@ class Model:
         """Whether ``q`` holds quaternions (free-flyer or spherical joints): ``nq != nv``."""
         return self.nq != self.nv
 
+    @property
+    def q_names(self) -> tuple:
+        """A name per entry of ``q`` (``nq``): a one-DoF joint's name; ``name.x`` .. ``name.qw`` for a
+        free-flyer's ``(x, y, z, qx, qy, qz, qw)``, ``name.qx`` .. ``name.qw`` for a spherical joint."""
+        return self._names(("x", "y", "z", "qx", "qy", "qz", "qw"), ("qx", "qy", "qz", "qw"))
+
+    @property
+    def v_names(self) -> tuple:
+        """A name per degree of freedom (entries of ``qd``, ``qdd``, ``tau``; ``nv``): a one-DoF
+        joint's name; ``name.wx`` .. ``name.vz`` for a free-flyer's twist ``(omega, v)``,
+        ``name.wx`` .. ``name.wz`` for a spherical joint's angular velocity."""
+        return self._names(("wx", "wy", "wz", "vx", "vy", "vz"), ("wx", "wy", "wz"))
+
+    def _names(self, free, ball):
+        out = []
+        for name, t in zip(self.joint_names, self.joint_type):
+            parts = free if t == FREE_FLYER else ball if t == SPHERICAL else None
+            out += [name] if parts is None else [f"{name}.{p}" for p in parts]
+        return tuple(out)
+
     def joint_of_dof(self) -> np.ndarray:
         """``(nv,)``: the joint (body) index of each degree of freedom."""
         return np.repeat(np.arange(self.nbodies), self.nvs)

@@ -67,7 +67,7 @@ def inertial_parameters(model, *, armature=False, viscous=False, coulomb=False) 
     >>> inertial_parameters(b.build())
     array([ 2. ,  0. ,  0. , -1. ,  0.5,  0. ,  0. ,  0.5,  0. ,  0. ])
     """
-    n = model.n
+    n = model.nbodies
     pi = np.empty((n, 10))
     pi[:, 0] = model.mass
     pi[:, 1:4] = model.mass[:, None] * model.com
@@ -80,15 +80,16 @@ def inertial_parameters(model, *, armature=False, viscous=False, coulomb=False) 
 
 def _split(model, pi, armature, viscous, coulomb):
     groups = _flags(armature, viscous, coulomb)
-    n = model.n
+    n, nv = model.nbodies, model.nv
     pi = np.asarray(pi, dtype=float)
-    if pi.shape != (n * (10 + len(groups)),):
-        what = " + ".join(["10 n"] + [f"n ({g})" for g in groups])
-        raise InputError(f"pi must have shape ({n * (10 + len(groups))},) = {what} for this model, got {pi.shape}")
+    size = 10 * n + len(groups) * nv
+    if pi.shape != (size,):
+        what = " + ".join(["10 nbodies"] + [f"nv ({g})" for g in groups])
+        raise InputError(f"pi must have shape ({size},) = {what} for this model, got {pi.shape}")
     if not np.all(np.isfinite(pi)):
         raise InputError("pi contains NaN or inf")
     body = pi[:10 * n].reshape(n, 10)
-    extra = {g: pi[10 * n + k * n: 10 * n + (k + 1) * n] for k, g in enumerate(groups)}
+    extra = {g: pi[10 * n + k * nv: 10 * n + (k + 1) * nv] for k, g in enumerate(groups)}
     return body, extra
 
 
@@ -107,7 +108,7 @@ def with_inertial_parameters(model, pi, *, armature=False, viscous=False, coulom
         k = int(np.flatnonzero(massless & np.any(h != 0, axis=1))[0])
         raise ModelError(f"pi: body {model.link_names[k]!r} has zero mass but a nonzero first moment m c")
     com = np.where(massless[:, None], 0.0, h / np.where(massless, 1.0, m)[:, None])
-    Io = np.empty((model.n, 3, 3))
+    Io = np.empty((model.nbodies, 3, 3))
     Io[:, _TRIU[0], _TRIU[1]] = body[:, 4:10]
     Io[:, _TRIU[1], _TRIU[0]] = body[:, 4:10]
     cc = np.einsum("ni,ni->n", com, com)

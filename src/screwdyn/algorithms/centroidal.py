@@ -1,5 +1,5 @@
 """The centroidal momentum matrix ``A_G(q)``: ``h_G = A_G(q) qd``, the robot's spatial momentum
-about its centre of mass in world-aligned axes, angular first ``(k_G, l)`` (docs/theory.md §5.4;
+about its centre of mass in world-aligned axes, angular first ``(k_G, l)`` (docs/theory.md eq. (11.6);
 Orin, Goswami and Lee 2013, Pinocchio's ``computeCentroidalMap`` with its halves swapped).
 
 In the base frame {0}, with ``Y_i`` body ``i``'s spatial inertia in {0} and ``J_k =

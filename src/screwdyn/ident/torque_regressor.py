@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..algorithms.regressor import ARMATURE, COULOMB, VISCOUS
-from ..dispatch import Kernel, check_model
+from ..dispatch import Kernel, check_model, output
 from ..model import Model
 
 __all__ = ["regressor"]
@@ -62,6 +62,13 @@ def regressor(model: Model, q, qd, qdd, *, armature=False, viscous=False, coulom
     (array([3.899053]), array([3.899053]))
     """
     check_model(model)
-    n = model.n
-    ncols = n * (10 + bool(armature) + bool(viscous) + bool(coulomb))
-    return _REGRESSOR.call(model, q, qd, qdd, params=(_extras(armature, viscous, coulomb),), shape=(n, ncols), out=out)
+    n, nb = model.n, model.nbodies
+    extra = n * (bool(armature) + bool(viscous) + bool(coulomb))
+    params = (_extras(armature, viscous, coulomb),)
+    if nb == n:
+        return _REGRESSOR.call(model, q, qd, qdd, params=params, shape=(n, 10 * n + extra), out=out)
+    # a joint of several degrees of freedom: the kernel's columns are per row (:mod:`..algorithms.layout`),
+    # the bodies' those of their joints' last rows
+    Y = _REGRESSOR.call(model, q, qd, qdd, params=params, shape=(n, 10 * n + extra))
+    cols = np.concatenate([(10 * model._body_row[:, None] + np.arange(10)).ravel(), 10 * n + np.arange(extra)])
+    return np.take(Y, cols, axis=-1, out=output(out, Y.shape[:-1] + (10 * nb + extra,)))

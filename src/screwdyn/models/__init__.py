@@ -43,7 +43,11 @@ import numpy as np
 
 __all__ = ["names", "load", "path", "home", "resolve", "ModelSource", "KINDS"]
 
-_NAMES = ("planar_2r", "planar_rp", "pr", "cartesian_ppp", "pendulum", "puma560", "ur5", "panda")
+_NAMES = ("planar_2r", "planar_rp", "pr", "cartesian_ppp", "pendulum", "puma560", "ur5", "panda", "solo12",
+          "talos_reduced")
+
+# Legged robots: loaded with a floating base (a free-flyer "root_joint" first in q).
+_FLOATING = {"solo12", "talos_reduced"}
 
 # A configuration worth starting a simulation from (same order as model.joint_names).
 _HOME = {
@@ -55,6 +59,18 @@ _HOME = {
     "puma560": (0.0, np.pi / 4, np.pi, 0.0, np.pi / 4, 0.0),     # Corke's nominal pose qn
     "ur5": (0.0, -np.pi / 2, np.pi / 2, 0.0, np.pi / 2, 0.0),
     "panda": (0.0, -np.pi / 4, 0.0, -3 * np.pi / 4, 0.0, np.pi / 2, np.pi / 4),  # Franka's "ready" pose
+    # the robots' own SRDF poses (example-robot-data): by joint name, the base's (x, y, z, quaternion)
+    "solo12": {"root_joint": (0.0, 0.0, 0.235, 0.0, 0.0, 0.0, 1.0), "FL_HAA": 0.1, "FL_HFE": 0.8, "FL_KFE": -1.6,
+               "HL_HAA": 0.1, "HL_HFE": -0.8, "HL_KFE": 1.6, "FR_HAA": -0.1, "FR_HFE": 0.8, "FR_KFE": -1.6,
+               "HR_HAA": -0.1, "HR_HFE": -0.8, "HR_KFE": 1.6},                   # "straight_standing"
+    "talos_reduced": {"root_joint": (0.0, 0.0, 1.01927, 0.0, 0.0, 0.0, 1.0),     # "half_sitting"
+                      "arm_left_1_joint": 0.25847, "arm_left_2_joint": 0.173046, "arm_left_3_joint": -0.0002,
+                      "arm_left_4_joint": -0.525366, "arm_left_7_joint": 0.1, "arm_right_1_joint": -0.25847,
+                      "arm_right_2_joint": -0.173046, "arm_right_3_joint": 0.0002, "arm_right_4_joint": -0.525366,
+                      "arm_right_7_joint": 0.1, "leg_left_3_joint": -0.411354, "leg_left_4_joint": 0.859395,
+                      "leg_left_5_joint": -0.448041, "leg_left_6_joint": -0.001708, "leg_right_3_joint": -0.411354,
+                      "leg_right_4_joint": 0.859395, "leg_right_5_joint": -0.448041,
+                      "leg_right_6_joint": -0.001708, "torso_2_joint": 0.006761},
 }
 
 # Published parameter sets that break the triangle inequality on purpose (see the file).
@@ -75,7 +91,17 @@ def path(name: str) -> Path:
 def home(name: str) -> np.ndarray:
     """A configuration of robot ``name`` to start simulations and pictures from."""
     _check(name)
-    return np.array(_HOME[name], dtype=float)
+    pose = _HOME[name]
+    if not isinstance(pose, dict):
+        return np.array(pose, dtype=float)
+    from ..configuration import neutral
+
+    model = load(name)
+    q = neutral(model)
+    for joint, value in pose.items():
+        j = model.joint_index(joint)
+        q[model.idx_qs[j]:model.idx_qs[j] + model.nqs[j]] = value
+    return q
 
 
 # The kinds of model source, in the order :func:`resolve` tries them.
@@ -137,9 +163,10 @@ def resolve(spec, kinds=KINDS) -> ModelSource:
     raise ModelError(f"unknown model {spec!r}: " + "; ".join(tried))
 
 
-def load(spec):
+def load(spec, floating_base=False):
     """The robot that ``spec`` names (:func:`resolve`), or a :class:`ModelSource` that
-    :func:`resolve` returned, as a :class:`~screwdyn.Model`.
+    :func:`resolve` returned, as a :class:`~screwdyn.Model`; with ``floating_base``, its root
+    link joined to the world by a free-flyer (:func:`screwdyn.load_urdf`).
 
     A bundled robot is cached (models are immutable): gravity ``(0, 0, -9.81)``; transmissions in
     the file set ``gear_ratio`` and ``rotor_inertia`` (the reflected inertia
@@ -148,21 +175,21 @@ def load(spec):
     """
     source = spec if isinstance(spec, ModelSource) else resolve(spec)
     if source.kind == "bundled":
-        return _load_bundled(source.spec)
+        return _load_bundled(source.spec, bool(floating_base))
     from ..io.urdf import load_urdf
 
-    return load_urdf(source.path)
+    return load_urdf(source.path, floating_base=floating_base)
 
 
 @functools.lru_cache(maxsize=None)
-def _load_bundled(name: str):
+def _load_bundled(name: str, floating_base=False):
     from ..inertia import InertiaWarning
     from ..io.urdf import load_urdf
 
     with warnings.catch_warnings():
         if name in _QUIET_INERTIA:
             warnings.simplefilter("ignore", InertiaWarning)
-        return load_urdf(path(name))
+        return load_urdf(path(name), floating_base=floating_base or name in _FLOATING)
 
 
 def _check(name):

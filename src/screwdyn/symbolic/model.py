@@ -320,7 +320,15 @@ class SymbolicModel:
 
         A body is its index, link name or joint name. For example, a link length read from a URDF:
         ``symbols={("T_parent_body", "elbow_joint", (2, 3)): L2, ("mass", "forearm_link"): m3}``.
+
+        Revolute and prismatic joints only: a model with a free-flyer or spherical joint is refused
+        (a :class:`ModelError`), their quaternion coordinates having no Lagrangian of the form
+        ``1/2 qd^T M(q) qd`` in ``q`` (use the numeric functions, which take them).
         """
+        multi = [name for name, t in zip(model.joint_names, model.joint_type) if t not in (REVOLUTE, PRISMATIC)]
+        if multi:
+            raise ModelError(f"the symbolic layer derives revolute and prismatic joints only; {model.name!r} has "
+                             f"free-flyer or spherical joints {multi} (the numeric functions take them)")
         base = cls(
             name=model.name, joint_names=model.joint_names, link_names=model.link_names,
             parent=tuple(int(p) for p in model.parent), joint_type=tuple(int(t) for t in model.joint_type),

@@ -222,3 +222,17 @@ def test_zero_gravity_free_floating_robot_conserves_momentum_and_energy():
     assert abs(screwdyn.kinetic_energy(model, traj.q[-1], traj.qd[-1]) - e0) < 1e-9 * max(1.0, e0)
     quats = traj.q[:, 3:7]
     assert np.allclose(np.linalg.norm(quats, axis=-1), 1.0, atol=1e-14)
+
+
+def test_identification_of_a_floating_robot():
+    """identify() on a floating tree with spherical joints: the base parameters reproduce the
+    torques of noise-free data; without qd and qdd it says why it cannot differentiate q."""
+    rng = np.random.default_rng(6)
+    model = random_model(rng, n=4, fixed=0, spherical=0.5, floating=True)
+    q = screwdyn.random_configuration(model, rng, size=60)
+    qd, qdd = rng.normal(size=(60, model.nv)), rng.normal(size=(60, model.nv))
+    tau = screwdyn.inverse_dynamics(model, q, qd, qdd)
+    est = screwdyn.identify(model, q, qd, qdd, tau)
+    assert np.abs(est.predict(q, qd, qdd) - tau).max() < 1e-8 * np.abs(tau).max()
+    with pytest.raises(InputError, match="needs qd and qdd"):
+        screwdyn.identify(model, q, tau=tau, dt=0.01)

@@ -279,7 +279,7 @@ def test_physical_estimate_with_a_poor_prior(setup):
 def test_identify_input_errors(setup):
     s = setup
     m, q, tau = s["model"], s["q"], s["tau"]
-    with pytest.raises(InputError, match="tau must have the shape"):
+    with pytest.raises(InputError, match="tau must have shape"):
         identify(m, q, s["qd"], s["qdd"], tau[:10])
     with pytest.raises(InputError, match="both qd and qdd"):
         identify(m, q, s["qd"], None, tau)

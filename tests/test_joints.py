@@ -35,7 +35,7 @@ def _poses_lanes(kd, i, q):
 def _poses(kd, q):
     out = np.empty((q.shape[0], 12))
     for i in range(q.shape[0]):
-        T = joints.joint_pose(kd, i, q[i])
+        T = joints.joint_pose(kd, i, q)
         for c in range(12):
             out[i, c] = T[c]
     return out

@@ -21,16 +21,19 @@ def _M(model, q):
 
 
 def test_names_and_loading():
-    assert models.names() == ("planar_2r", "planar_rp", "pr", "cartesian_ppp", "pendulum", "puma560", "ur5", "panda")
+    assert models.names() == ("planar_2r", "planar_rp", "pr", "cartesian_ppp", "pendulum", "puma560", "ur5", "panda",
+                              "solo12", "talos_reduced")
     dofs = {"planar_2r": "RR", "planar_rp": "RP", "pr": "PR", "cartesian_ppp": "PPP", "pendulum": "R",
-            "puma560": "RRRRRR", "ur5": "RRRRRR", "panda": "RRRRRRR"}
+            "puma560": "RRRRRR", "ur5": "RRRRRR", "panda": "RRRRRRR", "solo12": "F" + "R" * 12,
+            "talos_reduced": "F" + "R" * 32}
+    upstream = {"solo12": "solo", "talos_reduced": "talos"}   # the robots' own names, files unmodified
     with warnings.catch_warnings():
         warnings.simplefilter("error")       # no bundled robot warns
         for name in models.names():
             m = models.load(name)
-            assert "".join("RP"[t] for t in m.joint_type) == dofs[name]
-            assert m.name == name
-            assert models.home(name).shape == (m.n,)
+            assert "".join("RPFS"[t] for t in m.joint_type) == dofs[name]
+            assert m.name == upstream.get(name, name)
+            assert models.home(name).shape == (m.nq,)
             assert models.load(name) is m    # cached (models are immutable)
     with pytest.raises(ModelError, match="bundled robots are"):
         models.load("nope")
@@ -42,7 +45,8 @@ def test_every_file_cites_its_sources(name):
     comments = " ".join(re.findall(r"<!--(.*?)-->", text, flags=re.S))
     assert "Source" in comments or "source" in comments
     # the file is plain URDF that the loader reads as it is
-    m = screwdyn.load_urdf(models.path(name)) if name != "puma560" else None
+    m = (screwdyn.load_urdf(models.path(name), floating_base=name in ("solo12", "talos_reduced"))
+         if name != "puma560" else None)
     if m is not None:
         assert m.n == models.load(name).n
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import screwdyn
 from screwdyn.errors import ModelError, URDFError
 from screwdyn.inertia import InertiaWarning
 from screwdyn.io import EXAMPLE_ROBOTS, example_robot_data_path, load_urdf
@@ -450,8 +451,7 @@ BAD = {
     "comma_separated": (chain(j1_inner='<origin xyz="1,2,3"/>'), "joint 'j1' <origin xyz=\"1,2,3\">: '1,2,3' is not a"),
     "zero_axis": (chain(j1_inner='<axis xyz="0 0 0"/>'), "joint 'j1' <axis .*zero"),
     "unknown_type": (chain(j1_type="ball"), "joint 'j1': unknown joint type 'ball'"),
-    "floating": (chain(j1_type="floating"), "joint 'j1': floating joints are not supported yet"),
-    "planar": (chain(j1_type="planar"), "joint 'j1': planar joints are not supported yet"),
+    "planar": (chain(j1_type="planar"), "joint 'j1': planar joints are not supported"),
     "missing_type": (chain().replace(' type="revolute"', "", 1), "joint 'j1'.*'type'"),
     "dangling_parent": (chain(extra=joint("j3", "revolute", "ghost", "l3") + link("l3")),
                         "joint 'j3'.*parent link 'ghost'"),
@@ -501,7 +501,16 @@ def test_bad_input(doc, match):
 def test_errors_are_value_errors():
     assert issubclass(URDFError, ModelError) and issubclass(URDFError, ValueError)
     with pytest.raises(ValueError):
-        load_urdf(chain(j1_type="floating"))
+        load_urdf(chain(j1_type="planar"))
+
+
+def test_floating_joints_and_floating_base():
+    """A URDF <joint type="floating"> is a free-flyer; floating_base=True adds 'root_joint'."""
+    m = load_urdf(chain(j1_type="floating"))
+    assert m.joint_type[0] == screwdyn.FREE_FLYER and (m.nq, m.nv) == (m.nv + 1, 7)
+    f = load_urdf(chain(), floating_base=True)
+    assert f.joint_names[0] == "root_joint" and f.base_name == "world" and f.nv == 8
+    assert f.mass[0] == 0.0 and f.mass[1:].sum() == load_urdf(chain()).mass.sum()   # the massless root link floats
 
 
 def test_nonexistent_path_object(tmp_path):

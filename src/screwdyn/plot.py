@@ -86,6 +86,7 @@ def plot_torques(path, model, t, tau_measured, tau_predicted, title="", labels=(
     each panel titled with the RMS of their difference. Saves the figure to ``path`` and
     returns it."""
     n = model.n
+    names = model.v_names
     cols = 2 if n > 3 else 1
     rows = -(-n // cols)
     fig = _figure((6 * cols, 1.9 * rows + 0.6))
@@ -95,7 +96,7 @@ def plot_torques(path, model, t, tau_measured, tau_predicted, title="", labels=(
         ax.plot(t, tau_measured[:, j], lw=0.6, color="0.6", label=labels[0])
         ax.plot(t, tau_predicted[:, j], lw=1.0, color="C3", label=labels[1])
         rms = np.sqrt(np.mean((tau_measured[:, j] - tau_predicted[:, j]) ** 2))
-        ax.set_ylabel(f"{model.joint_names[j]}\n[N m]", fontsize=8)
+        ax.set_ylabel(f"{names[j]}\n[N m]", fontsize=8)
         ax.set_title(f"RMS error {rms:.3g}", fontsize=8, loc="right")
         ax.tick_params(labelsize=7)
     for k in range(n, rows * cols):
@@ -116,10 +117,12 @@ def skeleton(model):
     body_frame = [model.frame_index(name) for name in model.link_names]
     base = model.frame_index(model.base_name)
     pairs = []
-    for i in range(model.n):
+    for i in range(model.nbodies):
         p = model.parent[i]
+        if p < 0 and model.nvs[i] == 6:
+            continue   # a free-flyer: no segment from the world's origin to the floating body
         pairs.append((base if p < 0 else body_frame[p], body_frame[i]))
-    has_child = np.zeros(model.n, dtype=bool)
+    has_child = np.zeros(model.nbodies, dtype=bool)
     has_child[model.parent[model.parent >= 0]] = True
     bodies = set(body_frame)
     for k, b in enumerate(model.frame_body):
@@ -130,11 +133,11 @@ def skeleton(model):
 
 
 def _positions(model, q):
-    """Frame origins ``(..., k, 3)`` at configurations ``q`` ``(..., n)``."""
+    """Frame origins ``(..., k, 3)`` at configurations ``q`` ``(..., nq)``."""
     import screwdyn
     q = np.asarray(q, dtype=float)
-    if q.shape[-1:] != (model.n,):
-        raise InputError(f"q must have shape ({model.n},) or (N, {model.n}), got {q.shape}")
+    if q.shape[-1:] != (model.nq,):
+        raise InputError(f"q must have shape ({model.nq},) or (N, {model.nq}), got {q.shape}")
     T = screwdyn.forward_kinematics(model, q)
     return np.asarray(T)[..., :3, 3]
 

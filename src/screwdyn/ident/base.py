@@ -85,10 +85,14 @@ class BaseParameters:
 def _sample_states(model, rng, count):
     """Random states spread over the joint ranges (finite limits, else [-pi, pi] / [-1, 1] m)."""
     n = model.n
-    default = np.where(model.joint_type == 0, np.pi, 1.0)
-    lo = np.where(np.isfinite(model.q_lower), model.q_lower, -default)
-    hi = np.where(np.isfinite(model.q_upper), model.q_upper, default)
-    q = lo + (hi - lo) * rng.random((count, n))
+    if model.nq != n:   # quaternions: uniform rotations (screwdyn.random_configuration)
+        from ..configuration import random_configuration
+        q = random_configuration(model, rng, size=count)
+    else:
+        default = np.where(model.joint_type == 0, np.pi, 1.0)
+        lo = np.where(np.isfinite(model.q_lower), model.q_lower, -default)
+        hi = np.where(np.isfinite(model.q_upper), model.q_upper, default)
+        q = lo + (hi - lo) * rng.random((count, n))
     return q, rng.normal(size=(count, n)), rng.normal(size=(count, n))
 
 

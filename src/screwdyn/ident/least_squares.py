@@ -126,15 +126,18 @@ def identify(model: Model, q, qd=None, qdd=None, tau=None, *, t=None, dt=None, b
     if base is None:
         base = base_parameters(model, armature=armature, viscous=viscous, coulomb=coulomb)
     q = np.asarray(q, dtype=float)
-    if q.ndim != 2 or q.shape[1] != n:
-        raise InputError(f"q must have shape (N, {n}) for this model, got {q.shape}")
+    if q.ndim != 2 or q.shape[1] != model.nq:
+        raise InputError(f"q must have shape (N, {model.nq}) for this model, got {q.shape}")
     if tau is None:
         raise InputError("tau (the measured torques, (N, n)) is required")
     tau = np.asarray(tau, dtype=float)
-    if tau.shape != q.shape:
-        raise InputError(f"tau must have the shape of q {q.shape}, got {tau.shape}")
+    if tau.shape != (q.shape[0], n):
+        raise InputError(f"tau must have shape {(q.shape[0], n)}, got {tau.shape}")
     if (qd is None) != (qdd is None):
         raise InputError("give both qd and qdd, or neither (then both are estimated from q)")
+    if qd is None and model.nq != n:
+        raise InputError("a model with free-flyer or spherical joints needs qd and qdd (velocities in the tangent "
+                         "space are not derivatives of q's quaternions)")
     if qd is None:
         if dt is None:
             if t is None:
@@ -151,8 +154,8 @@ def identify(model: Model, q, qd=None, qdd=None, tau=None, *, t=None, dt=None, b
             trim = _window(window, dt, polyorder) // 2
     else:
         qd, qdd = np.asarray(qd, dtype=float), np.asarray(qdd, dtype=float)
-        if qd.shape != q.shape or qdd.shape != q.shape:
-            raise InputError(f"qd and qdd must have the shape of q {q.shape}")
+        if qd.shape != tau.shape or qdd.shape != tau.shape:
+            raise InputError(f"qd and qdd must have shape {tau.shape}")
     if t is not None:
         t = np.asarray(t, dtype=float).reshape(-1)
         if t.shape[0] != q.shape[0]:

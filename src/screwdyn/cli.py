@@ -11,8 +11,8 @@
     screwdyn identify DATA.csv --model MODEL     least-squares identification
     screwdyn bench                               timings against Pinocchio
 
-MODEL is a bundled robot (``screwdyn.models.names()``), a URDF file, or an example-robot-data
-robot name, tried in that order (:func:`screwdyn.models.resolve`). Vectors are numbers separated
+MODEL is a bundled robot (``screwdyn.models.names()``), a MuJoCo MJCF file, a URDF file, or an
+example-robot-data robot name, tried in that order (:func:`screwdyn.models.resolve`). Vectors are numbers separated
 by spaces or commas, ``pi`` allowed (``--q 0 -pi/4 0 -3pi/4 0 pi/2 pi/4``); a single number is
 used for every joint.
 Errors print one line on stderr and exit with status 2; ``--debug`` shows the traceback.
@@ -353,7 +353,7 @@ def ident_cli(argv=None) -> int:
                                      epilog=CSV_FORMAT, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", help="CSV file of measurements (format below)")
     parser.add_argument("--model", required=True,
-                        help="a bundled robot (screwdyn.models), a URDF file, or an example-robot-data robot name")
+                        help="a bundled robot (screwdyn.models), an MJCF or URDF file, or an example-robot-data robot name")
     parser.add_argument("--armature", action="store_true", help="identify rotor inertias (armature)")
     parser.add_argument("--friction", action="store_true", help="identify viscous and Coulomb friction")
     parser.add_argument("--wls", action="store_true", help="weighted least squares (per-joint noise variance)")
@@ -433,7 +433,7 @@ def build_parser():
     p = argparse.ArgumentParser(
         prog="screwdyn", description="Rigid-body dynamics of robot trees: inverse and forward dynamics, "
                                      "simulation, pictures, symbolic derivation, identification.",
-        epilog="MODEL is a bundled robot (" + ", ".join(models.names()) + "), a URDF file or an "
+        epilog="MODEL is a bundled robot (" + ", ".join(models.names()) + "), an MJCF or URDF file or an "
                "example-robot-data name. Vectors: numbers separated by spaces or commas, pi allowed "
                "(e.g. --q 0 -pi/4 0.5); one number means every joint. Run 'screwdyn COMMAND --help'.")
     p.add_argument("--version", action="version", version=_version())

@@ -27,13 +27,15 @@ URDF format has no place for, are written in ``<transmission>`` elements (the RO
 ``drake:rotor_inertia``); :func:`load` applies them to the model.
 
 Every place that takes a model by name (the ``screwdyn`` commands, :func:`screwdyn.symbolic.derive`,
-the benchmark) reads it with :func:`resolve`: a bundled robot name, else a URDF file, else an
-``example-robot-data`` robot name (:data:`screwdyn.io.EXAMPLE_ROBOTS`). :func:`load` takes the same.
+the benchmark) reads it with :func:`resolve`: a bundled robot name, else a MuJoCo MJCF file, else
+a URDF file, else an ``example-robot-data`` robot name (:data:`screwdyn.io.EXAMPLE_ROBOTS`).
+:func:`load` takes the same.
 """
 from __future__ import annotations
 
 import functools
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from importlib import resources
@@ -105,12 +107,12 @@ def home(name: str) -> np.ndarray:
 
 
 # The kinds of model source, in the order :func:`resolve` tries them.
-KINDS = ("bundled", "urdf", "example-robot-data")
+KINDS = ("bundled", "mjcf", "urdf", "example-robot-data")
 
 
 @dataclass(frozen=True)
 class ModelSource:
-    """Where a model spec leads: ``kind`` (one of :data:`KINDS`) and the URDF file ``path``."""
+    """Where a model spec leads: ``kind`` (one of :data:`KINDS`) and the model file ``path``."""
 
     spec: str
     kind: str
@@ -118,10 +120,13 @@ class ModelSource:
 
 
 def resolve(spec, kinds=KINDS) -> ModelSource:
-    """The URDF file that the model spec ``spec`` (a string or path) names, trying ``kinds`` in order:
+    """The model file that the model spec ``spec`` (a string or path) names, trying ``kinds`` in order:
 
     ``"bundled"``
         a bundled robot name (:func:`names`), its file :func:`path`;
+    ``"mjcf"``
+        an existing MuJoCo MJCF file (its root element is ``<mujoco>``), read by
+        :func:`screwdyn.load_mjcf`;
     ``"urdf"``
         an existing file;
     ``"example-robot-data"``
@@ -141,6 +146,13 @@ def resolve(spec, kinds=KINDS) -> ModelSource:
             if spec in _NAMES:
                 return ModelSource(spec, kind, path(spec))
             tried.append(f"not a bundled robot (bundled robots are {', '.join(_NAMES)})")
+        elif kind == "mjcf":
+            p = Path(spec)
+            root = _root_element(p) if p.is_file() else None
+            if root == "mujoco":
+                return ModelSource(spec, kind, p)
+            tried.append("not an MJCF file (" + ("a directory" if p.is_dir() else "no such file" if root is None
+                                                 else f"its root element is <{root}>, not <mujoco>") + ")")
         elif kind == "urdf":
             p = Path(spec)
             if p.is_file():
@@ -171,11 +183,21 @@ def load(spec, floating_base=False):
     A bundled robot is cached (models are immutable): gravity ``(0, 0, -9.81)``; transmissions in
     the file set ``gear_ratio`` and ``rotor_inertia`` (the reflected inertia
     ``gear_ratio**2 * rotor_inertia`` enters ``M``). Any other file is read by
+    :func:`screwdyn.load_mjcf` (MJCF; its free joints are its floating bases) or
     :func:`screwdyn.load_urdf` on each call, its warnings shown.
     """
     source = spec if isinstance(spec, ModelSource) else resolve(spec)
     if source.kind == "bundled":
         return _load_bundled(source.spec, bool(floating_base))
+    if source.kind == "mjcf":
+        if floating_base:
+            from ..errors import ModelError
+
+            raise ModelError(f"{source.spec!r} is an MJCF file, whose <freejoint> elements say which bodies float; "
+                             "floating_base applies to URDF files")
+        from ..io.mjcf import load_mjcf
+
+        return load_mjcf(source.path)
     from ..io.urdf import load_urdf
 
     return load_urdf(source.path, floating_base=floating_base)
@@ -190,6 +212,21 @@ def _load_bundled(name: str, floating_base=False):
         if name in _QUIET_INERTIA:
             warnings.simplefilter("ignore", InertiaWarning)
         return load_urdf(path(name), floating_base=floating_base or name in _FLOATING)
+
+
+# The first element tag of an XML document, after its declaration, comments and doctype.
+_FIRST_TAG = re.compile(rb"\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*|<!DOCTYPE[^>]*>\s*)*<\s*([A-Za-z_][\w.:-]*)", re.DOTALL)
+
+
+def _root_element(p: Path):
+    """The root element's name of the XML file ``p`` (read from its first 64 KiB), or ``""``."""
+    try:
+        with open(p, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return ""
+    match = _FIRST_TAG.match(head.removeprefix(b"\xef\xbb\xbf"))
+    return match.group(1).decode(errors="replace").rsplit(":", 1)[-1] if match else ""
 
 
 def _check(name):

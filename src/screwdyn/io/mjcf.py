@@ -1,0 +1,530 @@
+"""MJCF loader: the rigid-body tree of a MuJoCo model, compiled by MuJoCo itself.
+
+MuJoCo's own compiler (the optional extra ``screwdyn[mjcf]``: ``mujoco-core``, MuJoCo without its
+viewer) reads the document, so every MJCF rule is MuJoCo's: defaults and classes, ``<include>``,
+``<frame>``, ``<replicate>``, ``<attach>``, ``fromto``, ``inertiafromgeom`` (inertias inferred
+from geoms and meshes), ``<compiler angle eulerseq autolimits>``. The screwdyn model is then built
+from the compiled arrays (``body_*``, ``jnt_*``, ``dof_*``, ``actuator_*``, ``opt.gravity``).
+
+Mapping (MuJoCo -> screwdyn)
+----------------------------
+* ``hinge`` -> revolute, ``slide`` -> prismatic, ``free`` -> free-flyer, ``ball`` -> spherical;
+  a body without a joint is welded to its parent (merged, as a fixed URDF joint).
+* A hinge or slide coordinate equals MuJoCo's ``qpos`` (its ``ref`` included): MuJoCo's body
+  pose is the pose at ``qpos = qpos0 = ref``, so the joint's origin holds a rotation (slide) of
+  ``-ref`` and ``q = ref`` gives MuJoCo's pose, as Pinocchio's MJCF parser does.
+* A body with several joints becomes a chain of joints through massless links, in MuJoCo's
+  order; each joint turns about its own anchor ``jnt_pos`` (in the body frame as moved by the
+  joints before it), as ``mj_kinematics`` applies them. A screwdyn body frame lies on its joint
+  axis (:mod:`screwdyn.model`): the link of a hinge sits at the point of its axis nearest the
+  MuJoCo body origin, that of a slide at the body origin, that of a ball at its anchor.
+* Names: ``model.joint_names`` are the MuJoCo joint names. The MuJoCo body is the link of its
+  last joint (``model.link_names``) when the body origin lies on that joint's axis (slides,
+  hinges through the body origin: the usual case), else a frame fixed to that link and the link
+  is named ``"<body>:<joint>"``; so is the link of every joint but the last of a body. Every
+  MuJoCo body and every named site is a frame (``screwdyn.frame_pose(model, q, "torso")`` is
+  MuJoCo's ``xpos``/``xmat``); a site named as a body is the frame ``"<site>:site"``. The base is
+  the world body. Unnamed bodies and joints are called ``body<id>`` and ``joint<id>``; unnamed
+  sites are left out.
+* Joint terms: ``rotor_inertia`` (``gear_ratio`` 1) is ``dof_armature`` plus ``gear^2 armature``
+  of the actuators on the joint (MuJoCo's reflected inertia); ``damping`` is ``dof_damping`` plus
+  their ``gear^2 damping``; ``friction`` is ``dof_frictionloss``; ``q_lower``, ``q_upper`` the
+  range of a limited hinge or slide; ``effort_limit`` the joint's ``actuatorfrcrange`` and
+  the sum over its joint actuators of ``|gear|`` times the bound on the actuator force
+  (``forcerange``, or ``|gain| ctrlrange`` of a plain motor), infinite when any is unbounded.
+* Gravity: ``<option gravity>`` (zero when the ``gravity`` flag is disabled).
+
+State layout
+------------
+The joints come in MuJoCo's order, so hinge and slide coordinates are MuJoCo's ``qpos`` and
+``qvel`` entries as they are. A free joint's ``qpos`` is ``(x, y, z, qw, qx, qy, qz)`` and its
+``qvel`` ``(linear velocity in the world, angular velocity in the body)``; a ball's ``qpos`` is
+``(qw, qx, qy, qz)``. screwdyn writes quaternions scalar last and a free-flyer's velocity as the
+body twist ``(omega, v)`` in the body frame: :func:`from_mujoco_state`,
+:func:`to_mujoco_state`, :func:`from_mujoco_acceleration`, :func:`to_mujoco_acceleration`,
+:func:`from_mujoco_force` and :func:`to_mujoco_force` convert.
+
+Not modelled
+------------
+Contacts (geoms collide in MuJoCo; screwdyn has no contact model), joint-limit forces and ball
+joint ranges. What MuJoCo would add to the smooth tree dynamics and screwdyn cannot express is
+refused with a :class:`~screwdyn.errors.ModelError` naming it, or, where the tree's ``M``, ``C``,
+``g`` and inverse/forward dynamics stay MuJoCo's with that feature switched off, loaded with a
+:class:`MJCFWarning` saying what was dropped (``strict=True`` refuses these too):
+
+=====================================================  ===========  ===========
+feature                                                strict=False strict=True
+=====================================================  ===========  ===========
+flex (deformables)                                     refused      refused
+active equality constraints (closed loops, couplings)  refused      refused
+tendon armature, armature of non-joint actuators       refused      refused
+  (both couple joints in ``M``)
+armature or damping of actuators on ball/free joints   refused      refused
+inactive equality constraints                          warning      refused
+tendons (their springs, damping, friction, limits      warning      refused
+  and the actuators driving them are dropped)
+actuators on sites, bodies, slider-cranks              warning      refused
+joint springs (``stiffness``, polynomial stiffness),   warning      refused
+  polynomial damping
+fluid forces (density, viscosity, wind), gravcomp      warning      refused
+plugins                                                warning      refused
+=====================================================  ===========  ===========
+
+Tendons are kept with a warning rather than refused because the most common ones only carry
+actuator forces or limits (gymnasium's humanoid couples hip and knee only through a tendon
+limit, an inequality like the joint limits and contacts that screwdyn leaves to the caller):
+the tree dynamics stay exact, and the dropped terms are named.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelError
+from ..inertia import RigidBody
+from ..model import Model, ModelBuilder
+from ..spatial import exp_so3, transform
+
+__all__ = [
+    "MJCFWarning", "from_mujoco_acceleration", "from_mujoco_force", "from_mujoco_state", "load_mjcf",
+    "to_mujoco_acceleration", "to_mujoco_force", "to_mujoco_state",
+]
+
+_INSTALL_HINT = "reading MJCF needs MuJoCo 4.0: pip install 'screwdyn[mjcf]' (or mujoco==4.0.0)"
+
+# MuJoCo's mjtJoint values, and the screwdyn joint type each becomes.
+_FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
+_JOINT_TYPE = {_FREE: "free_flyer", _BALL: "spherical", _SLIDE: "prismatic", _HINGE: "revolute"}
+_MJ_TYPE_NAME = {_FREE: "free", _BALL: "ball", _SLIDE: "slide", _HINGE: "hinge"}
+
+
+class MJCFWarning(UserWarning):
+    """Part of an MJCF model that the screwdyn model leaves out (see :mod:`screwdyn.io.mjcf`)."""
+
+
+def _mujoco():
+    try:
+        import mujoco
+    except ImportError as e:
+        raise ImportError(f"{_INSTALL_HINT} ({e})") from e
+    return mujoco
+
+
+# ---------------------------------------------------------------------------- compiling
+def _compile(source):
+    """``(MjModel, label)`` from a path, MJCF text or an ``mujoco.MjModel``."""
+    if type(source).__name__ == "MjModel" and type(source).__module__.startswith("mujoco"):
+        return source, "MuJoCo model"
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ModelError(f"MJCF bytes are not UTF-8 text: {e}") from None
+    if isinstance(source, str) and source.strip().startswith("<"):
+        mujoco, label = _mujoco(), "MJCF string"
+        compile_it, arg = mujoco.MjModel.from_xml_string, source
+    elif isinstance(source, (str, os.PathLike)):
+        if isinstance(source, str) and not source.strip():
+            raise ModelError("empty MJCF document (got a blank string, expected a path or XML text)")
+        path = Path(source)
+        label = f"MJCF file {str(path)!r}"
+        if not path.exists():
+            raise ModelError(f"{label} does not exist")
+        if path.is_dir():
+            raise ModelError(f"MJCF path {str(path)!r} is a directory, not a file")
+        mujoco = _mujoco()
+        compile_it, arg = mujoco.MjModel.from_xml_path, str(path)
+    else:
+        raise TypeError(f"load_mjcf: source must be a path, MJCF text or a mujoco.MjModel, got {type(source).__name__}")
+    try:
+        return compile_it(arg), label
+    except ValueError as e:   # MuJoCo's XML and compiler errors
+        raise ModelError(f"{label}: MuJoCo cannot compile it: {e}") from None
+
+
+def _names(m, kind: str, count: int, generic: str) -> list:
+    """MuJoCo names of ``count`` objects of ``kind`` (``m.body``, ``m.joint``, ...); unnamed ones
+    get ``generic.format(id)`` (made unique)."""
+    get = getattr(m, kind)
+    names = [get(i).name for i in range(count)]
+    taken = set(names)
+    for i, nm in enumerate(names):
+        if not nm:
+            nm = generic.format(i)
+            while nm in taken:
+                nm += "_"
+            names[i] = nm
+            taken.add(nm)
+    return names
+
+
+def _quat_matrix(mujoco, quat) -> np.ndarray:
+    R = np.empty(9)
+    mujoco.mju_quat2Mat(R, np.asarray(quat, dtype=float))
+    return R.reshape(3, 3)
+
+
+# ---------------------------------------------------------------------------- what is left out
+def _check_features(m, strict: bool, label: str):
+    """Refuse what the tree cannot express; warn (or refuse when strict) about what it drops."""
+    mujoco = _mujoco()
+    refuse, drop = [], []
+
+    def named(kind, i, what):
+        nm = getattr(m, kind)(i).name
+        return f"{what} {nm!r}" if nm else f"{what} number {i}"
+
+    for i in range(m.nflex):
+        refuse.append(f"{named('flex', i, 'flex')} (a deformable body: no rigid-tree equivalent)")
+    eq_kind = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect", int(mujoco.mjtEq.mjEQ_WELD): "weld",
+               int(mujoco.mjtEq.mjEQ_JOINT): "joint coupling", int(mujoco.mjtEq.mjEQ_TENDON): "tendon coupling"}
+    for i in range(m.neq):
+        kind = eq_kind.get(int(m.eq_type[i]), "equality")
+        what = f"{named('equality', i, kind + ' equality constraint')}"
+        if m.eq_active0[i]:
+            refuse.append(f"{what} (closes a kinematic loop or couples joints: no tree equivalent)")
+        else:
+            drop.append(f"{what} (inactive at the start; dropped)")
+    for i in range(m.ntendon):
+        what = named("tendon", i, "tendon")
+        if m.tendon_armature[i] != 0:
+            refuse.append(f"{what}: its armature couples the joints in the mass matrix")
+            continue
+        parts = [name for name, on in (
+            ("stiffness", m.tendon_stiffness[i] != 0 or np.any(m.tendon_stiffnesspoly[i] != 0)),
+            ("damping", m.tendon_damping[i] != 0 or np.any(m.tendon_dampingpoly[i] != 0)),
+            ("frictionloss", m.tendon_frictionloss[i] != 0), ("length limit", bool(m.tendon_limited[i])))
+            if on]
+        drop.append(f"{what} ({', '.join(parts) + ' and ' if parts else ''}the actuators and sensors on it dropped)")
+    joint_trn = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
+    for a in range(m.nu):
+        what = named("actuator", a, "actuator")
+        trn = int(m.actuator_trntype[a])
+        armature = m.actuator_armature[a] != 0
+        damping = m.actuator_damping[a] != 0 or np.any(m.actuator_dampingpoly[a] != 0)
+        if trn in joint_trn:
+            j = m.actuator_trnid[a, 0]
+            if m.jnt_type[j] in (_FREE, _BALL) and (armature or damping):
+                refuse.append(f"{what}: armature or damping on the {_MJ_TYPE_NAME[m.jnt_type[j]]} joint "
+                              f"{m.joint(j).name!r} (reflected through a gear vector: couples its degrees of freedom)")
+            elif np.any(m.actuator_dampingpoly[a] != 0):
+                drop.append(f"{what}: polynomial damping (only linear damping is modelled)")
+        elif armature:
+            refuse.append(f"{what}: its armature couples the joints it drives in the mass matrix")
+        elif trn != int(mujoco.mjtTrn.mjTRN_TENDON):   # tendon actuators are named with their tendon
+            drop.append(f"{what} (drives a site, body or slider-crank; dropped)")
+    springs = [m.joint(j).name or f"joint{j}" for j in range(m.njnt)
+               if m.jnt_stiffness[j] != 0 or np.any(m.jnt_stiffnesspoly[j] != 0)]
+    if springs:
+        drop.append(f"the springs (stiffness) of joints {springs}")
+    poly = sorted({m.joint(m.dof_jntid[d]).name or f"joint{m.dof_jntid[d]}" for d in range(m.nv)
+                   if np.any(m.dof_dampingpoly[d] != 0)})
+    if poly:
+        drop.append(f"the polynomial damping of joints {poly} (only linear damping is modelled)")
+    if m.opt.density != 0 or m.opt.viscosity != 0 or np.any(m.opt.wind != 0):
+        drop.append(f"fluid forces (<option density={m.opt.density:g} viscosity={m.opt.viscosity:g} "
+                    f"wind={' '.join(f'{w:g}' for w in m.opt.wind)}>)")
+    gravcomp = [m.body(b).name or f"body{b}" for b in range(m.nbody) if m.body_gravcomp[b] != 0]
+    if gravcomp:
+        drop.append(f"gravity compensation (gravcomp) of bodies {gravcomp}")
+    if m.nplugin:
+        drop.append(f"{m.nplugin} engine plugin instance(s)")
+    if refuse:
+        raise ModelError(f"{label} has what a kinematic tree cannot express: " + "; ".join(refuse))
+    if drop and strict:
+        raise ModelError(f"{label}: strict=True refuses what the screwdyn model would leave out: " + "; ".join(drop)
+                         + " (strict=False loads the model without them)")
+    for msg in drop:
+        warnings.warn(f"{label}: not modelled: {msg}", MJCFWarning, stacklevel=3)
+
+
+def _unique(name: str, taken: set, suffix: str = "_") -> str:
+    """``name``, with ``suffix`` appended until it is not in ``taken``; then taken."""
+    while name in taken:
+        name += suffix
+    taken.add(name)
+    return name
+
+
+def _link_point(jtype: int, jnt_pos, axis) -> np.ndarray:
+    """Where the joint's link frame sits, in the MuJoCo body frame: the point of a hinge's axis
+    nearest the body origin, a ball's anchor, the body origin for a slide or free joint."""
+    if jtype == _HINGE:
+        p = jnt_pos - (jnt_pos @ axis) * axis
+    elif jtype == _BALL:
+        p = jnt_pos
+    else:
+        return np.zeros(3)
+    return np.zeros(3) if np.linalg.norm(p) <= 1e-12 * max(1.0, np.linalg.norm(jnt_pos)) else p
+
+
+def _joint_terms(m, j: int, acts: list) -> dict:
+    """``ModelBuilder.add_joint`` keywords of MuJoCo joint ``j`` driven by the actuators ``acts``:
+    armature and damping (with the actuators' reflected ``gear^2`` terms), frictionloss, limits."""
+    nv = {_FREE: 6, _BALL: 3}.get(int(m.jnt_type[j]), 1)
+    dofs = slice(m.jnt_dofadr[j], m.jnt_dofadr[j] + nv)
+    if nv > 1:   # per degree of freedom; actuators with armature or damping here were refused
+        return {"rotor_inertia": tuple(m.dof_armature[dofs]), "damping": tuple(m.dof_damping[dofs]),
+                "friction": tuple(m.dof_frictionloss[dofs])}
+    gear2 = np.array([m.actuator_gear[a, 0] ** 2 for a in acts])
+    terms = {"rotor_inertia": float(m.dof_armature[dofs][0] + gear2 @ m.actuator_armature[acts]),
+             "damping": float(m.dof_damping[dofs][0] + gear2 @ m.actuator_damping[acts]),
+             "friction": float(m.dof_frictionloss[dofs][0]), "gear_ratio": 1.0, "effort": _effort_limit(m, j, acts)}
+    if m.jnt_limited[j]:
+        terms.update(lower=float(m.jnt_range[j, 0]), upper=float(m.jnt_range[j, 1]))
+    return terms
+
+
+def _effort_limit(m, j: int, joint_actuators) -> float:
+    """Bound on the joint force from ``actuatorfrcrange`` and the joint's actuators (inf: none)."""
+    mujoco = _mujoco()
+    bound = np.inf
+    if m.jnt_actfrclimited[j]:
+        bound = float(np.max(np.abs(m.jnt_actfrcrange[j])))
+    total = 0.0
+    for a in joint_actuators:
+        gear = abs(float(m.actuator_gear[a, 0]))
+        if m.actuator_forcelimited[a]:
+            force = float(np.max(np.abs(m.actuator_forcerange[a])))
+        elif (m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED and m.actuator_biastype[a] == mujoco.mjtBias.mjBIAS_NONE
+              and m.actuator_dyntype[a] == mujoco.mjtDyn.mjDYN_NONE and m.actuator_ctrllimited[a]):
+            force = abs(float(m.actuator_gainprm[a, 0])) * float(np.max(np.abs(m.actuator_ctrlrange[a])))
+        else:
+            force = np.inf
+        total += gear * force
+    return min(bound, total) if joint_actuators else bound
+
+
+# ---------------------------------------------------------------------------- the loader
+def load_mjcf(source, *, strict=False) -> Model:
+    """Load the rigid-body tree of a MuJoCo model (MJCF).
+
+    Parameters
+    ----------
+    source:
+        A path (``str`` or :class:`pathlib.Path`) of an MJCF file, the MJCF text itself (a
+        string whose stripped start is ``<``; ``<include>`` files are then found relative to the
+        working directory), or a compiled ``mujoco.MjModel``.
+    strict:
+        Refuse, rather than warn about, anything of the file that the model leaves out (the
+        table in :mod:`screwdyn.io.mjcf`), and make implausible inertias an error.
+
+    MuJoCo's compiler reads the file (``pip install 'screwdyn[mjcf]'``), so defaults, classes,
+    includes, ``fromto`` and inertias inferred from geoms are MuJoCo's. Joints are in MuJoCo's
+    order; hinge and slide coordinates are MuJoCo's ``qpos`` (``ref`` included), free and ball
+    joints convert with :func:`from_mujoco_state`. Contacts are not modelled.
+
+    >>> model = load_mjcf('''<mujoco><worldbody><body name="pole">
+    ...   <joint name="hinge" axis="0 1 0" damping="0.1"/>
+    ...   <geom type="capsule" fromto="0 0 0 0 0 1" size="0.05" mass="1"/>
+    ... </body></worldbody></mujoco>''')                     # doctest: +SKIP
+    >>> model.joint_names, model.link_names, model.damping   # doctest: +SKIP
+    (('hinge',), ('pole',), array([0.1]))
+
+    Raises :class:`~screwdyn.errors.ModelError` when MuJoCo cannot compile the document or it
+    holds something the tree cannot express, naming it; :class:`ImportError` without MuJoCo.
+    """
+    mujoco = _mujoco()
+    m, label = _compile(source)
+    _check_features(m, strict, label)
+
+    body_names = _names(m, "body", m.nbody, "body{}")
+    joint_names = _names(m, "joint", m.njnt, "joint{}")
+    model_name = m.names[: m.names.index(b"\0")].decode() or "mujoco"
+    gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity)
+    builder = ModelBuilder(name=model_name, base=body_names[0], gravity=gravity, strict=strict)
+
+    actuators = {}     # joint -> its joint-transmission actuators
+    for a in range(m.nu):
+        if m.actuator_trntype[a] in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT):
+            actuators.setdefault(int(m.actuator_trnid[a, 0]), []).append(a)
+
+    links, joints_taken = set(body_names), set(joint_names)
+    for b in range(1, m.nbody):
+        body = body_names[b]
+        parent = body_names[m.body_parentid[b]]
+        R_inertia = _quat_matrix(mujoco, m.body_iquat[b])
+        inertial = RigidBody(m.body_mass[b], m.body_ipos[b], R_inertia @ np.diag(m.body_inertia[b]) @ R_inertia.T)
+        # T_before: pose of the MuJoCo body frame, as the joints before j leave it, in the link `parent`
+        T_before = transform(_quat_matrix(mujoco, m.body_quat[b]), m.body_pos[b])
+        link = parent
+        joints = range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b])
+        for j in joints:
+            jtype = int(m.jnt_type[j])
+            axis = np.array(m.jnt_axis[j])
+            anchor = _link_point(jtype, np.array(m.jnt_pos[j]), axis)
+            origin = T_before @ transform(None, anchor)
+            ref = m.qpos0[m.jnt_qposadr[j]]
+            if jtype == _HINGE:
+                origin = origin @ transform(exp_so3(-ref * axis))
+            elif jtype == _SLIDE:
+                origin = origin @ transform(None, -ref * axis)
+            elif jtype == _FREE:
+                origin = np.eye(4)       # MuJoCo places a free (top-level) body by its qpos alone
+            link = body if j == joints[-1] and not anchor.any() else _unique(f"{body}:{joint_names[j]}", links)
+            builder.add_body(link, parent, joint_names[j], _JOINT_TYPE[jtype], axis=axis, origin=origin,
+                             inertial=inertial if link == body else None, **_joint_terms(m, j, actuators.get(j, [])))
+            parent = link
+            T_before = transform(None, -anchor)
+        if link != body:   # no joint, or the body origin off its last joint's axis: fixed to that link
+            builder.add_body(body, parent, _unique(f"{body}:fixed", joints_taken), "fixed", origin=T_before,
+                             inertial=inertial)
+    for s in range(m.nsite):
+        if m.site(s).name:
+            builder.add_frame(_unique(m.site(s).name, links, ":site"), body_names[m.site_bodyid[s]],
+                              transform(_quat_matrix(mujoco, m.site_quat[s]), m.site_pos[s]))
+    try:
+        model = builder.build()
+    except ModelError as e:
+        raise ModelError(f"{label}: {e}") from None
+    mj_order = tuple(joint_names)
+    if model.joint_names != mj_order:   # both are depth-first in declaration order
+        raise ModelError(f"{label}: internal error: joint order {model.joint_names} differs from MuJoCo's {mj_order}")
+    return model
+
+
+# ---------------------------------------------------------------------------- state layouts
+def _blocks(model):
+    """``(free, ball)``: the ``(q, v)`` start indices of the free-flyer and of the spherical joints."""
+    nqs = getattr(model, "nqs", np.ones(model.n, dtype=np.int64))
+    idx_qs = getattr(model, "idx_qs", np.arange(model.n))
+    idx_vs = getattr(model, "idx_vs", np.arange(model.n))
+    free = [(int(iq), int(iv)) for iq, iv, nq in zip(idx_qs, idx_vs, nqs) if nq == 7]
+    ball = [(int(iq), int(iv)) for iq, iv, nq in zip(idx_qs, idx_vs, nqs) if nq == 4]
+    return free, ball
+
+
+def _sizes(model):
+    return getattr(model, "nq", model.n), getattr(model, "nv", model.n)
+
+
+def _array(x, size, name):
+    a = np.array(x, dtype=float)   # a copy: the conversions write into it
+    if a.ndim == 0 or a.shape[-1] != size:
+        raise ModelError(f"{name} must have shape (..., {size}), got {a.shape}")
+    return a
+
+
+def _rotation_wxyz(quat) -> np.ndarray:
+    """``(..., 3, 3)`` rotations of the quaternions ``(..., 4)`` written ``(w, x, y, z)`` (normalised first,
+    as MuJoCo's kinematics does)."""
+    w, x, y, z = np.moveaxis(quat / np.linalg.norm(quat, axis=-1, keepdims=True), -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def _rotate(R, v, transpose=False):
+    return np.einsum("...ji,...j->...i" if transpose else "...ij,...j->...i", R, v)
+
+
+_XYZW = [1, 2, 3, 0]   # (w, x, y, z)[_XYZW] = (x, y, z, w)
+_WXYZ = [3, 0, 1, 2]   # (x, y, z, w)[_WXYZ] = (w, x, y, z)
+
+
+def from_mujoco_state(model: Model, qpos, qvel):
+    """``(q, v)`` of ``model`` (loaded by :func:`load_mjcf`) from MuJoCo's ``(qpos, qvel)``.
+
+    Hinge and slide entries are equal. A ball's ``(qw, qx, qy, qz)`` becomes ``(qx, qy, qz, qw)``,
+    its angular velocity (child frame in both) is kept. A free joint's ``(x, y, z, qw, qx, qy, qz)``
+    becomes ``(x, y, z, qx, qy, qz, qw)`` and its ``qvel = (v_world, omega_body)`` the body twist
+    ``(omega_body, R^T v_world)``, ``R`` the body's rotation. Batches ``(..., nq)``, ``(..., nv)``.
+    """
+    nq, nv = _sizes(model)
+    q, v = _array(qpos, nq, "qpos"), _array(qvel, nv, "qvel")
+    src_q, src_v = q.copy(), v.copy()
+    free, ball = _blocks(model)
+    for iq, iv in ball:
+        q[..., iq:iq + 4] = src_q[..., iq:iq + 4][..., _XYZW]
+    for iq, iv in free:
+        q[..., iq + 3:iq + 7] = src_q[..., iq + 3:iq + 7][..., _XYZW]
+        R = _rotation_wxyz(src_q[..., iq + 3:iq + 7])
+        v[..., iv:iv + 3] = src_v[..., iv + 3:iv + 6]
+        v[..., iv + 3:iv + 6] = _rotate(R, src_v[..., iv:iv + 3], transpose=True)
+    return q, v
+
+
+def to_mujoco_state(model: Model, q, v):
+    """MuJoCo's ``(qpos, qvel)`` from ``(q, v)`` of ``model``: the inverse of :func:`from_mujoco_state`."""
+    nq, nv = _sizes(model)
+    qpos, qvel = _array(q, nq, "q"), _array(v, nv, "v")
+    src_q, src_v = qpos.copy(), qvel.copy()
+    free, ball = _blocks(model)
+    for iq, iv in ball:
+        qpos[..., iq:iq + 4] = src_q[..., iq:iq + 4][..., _WXYZ]
+    for iq, iv in free:
+        quat = src_q[..., iq + 3:iq + 7][..., _WXYZ]
+        qpos[..., iq + 3:iq + 7] = quat
+        qvel[..., iv:iv + 3] = _rotate(_rotation_wxyz(quat), src_v[..., iv + 3:iv + 6])
+        qvel[..., iv + 3:iv + 6] = src_v[..., iv:iv + 3]
+    return qpos, qvel
+
+
+def from_mujoco_acceleration(model: Model, qpos, qvel, qacc):
+    """``qdd`` of ``model`` from MuJoCo's ``qacc`` at ``(qpos, qvel)``.
+
+    Only a free joint differs: MuJoCo's ``qacc = (a_world, omega_dot)`` is the time derivative
+    of its ``qvel``, screwdyn's that of the body twist ``(omega, R^T v_world)``, so its linear part
+    is ``R^T a_world - omega x (R^T v_world)``.
+    """
+    nq, nv = _sizes(model)
+    qpos, qvel = _array(qpos, nq, "qpos"), _array(qvel, nv, "qvel")
+    qdd = _array(qacc, nv, "qacc")
+    src = qdd.copy()
+    for iq, iv in _blocks(model)[0]:
+        R = _rotation_wxyz(qpos[..., iq + 3:iq + 7])
+        omega = qvel[..., iv + 3:iv + 6]
+        qdd[..., iv:iv + 3] = src[..., iv + 3:iv + 6]
+        qdd[..., iv + 3:iv + 6] = (_rotate(R, src[..., iv:iv + 3], transpose=True)
+                                   - np.cross(omega, _rotate(R, qvel[..., iv:iv + 3], transpose=True)))
+    return qdd
+
+
+def to_mujoco_acceleration(model: Model, q, v, qdd):
+    """MuJoCo's ``qacc`` from ``qdd`` of ``model`` at ``(q, v)``: the inverse of :func:`from_mujoco_acceleration`."""
+    nq, nv = _sizes(model)
+    q, v = _array(q, nq, "q"), _array(v, nv, "v")
+    qacc = _array(qdd, nv, "qdd")
+    src = qacc.copy()
+    for iq, iv in _blocks(model)[0]:
+        R = _rotation_wxyz(q[..., iq + 3:iq + 7][..., _WXYZ])
+        omega = v[..., iv:iv + 3]
+        qacc[..., iv:iv + 3] = _rotate(R, src[..., iv + 3:iv + 6] + np.cross(omega, v[..., iv + 3:iv + 6]))
+        qacc[..., iv + 3:iv + 6] = src[..., iv:iv + 3]
+    return qacc
+
+
+def from_mujoco_force(model: Model, qpos, qfrc):
+    """``tau`` of ``model`` from a MuJoCo generalised force (``qfrc_bias``, ``qfrc_inverse``, ...).
+
+    A free joint's ``(f_world, n_body)`` (power-conjugate to its ``qvel``) becomes the body
+    wrench ``(n_body, R^T f_world)``; every other entry is equal.
+    """
+    nq, nv = _sizes(model)
+    qpos = _array(qpos, nq, "qpos")
+    tau = _array(qfrc, nv, "qfrc")
+    src = tau.copy()
+    for iq, iv in _blocks(model)[0]:
+        R = _rotation_wxyz(qpos[..., iq + 3:iq + 7])
+        tau[..., iv:iv + 3] = src[..., iv + 3:iv + 6]
+        tau[..., iv + 3:iv + 6] = _rotate(R, src[..., iv:iv + 3], transpose=True)
+    return tau
+
+
+def to_mujoco_force(model: Model, q, tau):
+    """MuJoCo's generalised force (``qfrc_applied``, ...) from ``tau`` of ``model`` at ``q``: the
+    inverse of :func:`from_mujoco_force`."""
+    nq, nv = _sizes(model)
+    q = _array(q, nq, "q")
+    qfrc = _array(tau, nv, "tau")
+    src = qfrc.copy()
+    for iq, iv in _blocks(model)[0]:
+        R = _rotation_wxyz(q[..., iq + 3:iq + 7][..., _WXYZ])
+        qfrc[..., iv:iv + 3] = _rotate(R, src[..., iv + 3:iv + 6])
+        qfrc[..., iv + 3:iv + 6] = src[..., iv:iv + 3]
+    return qfrc

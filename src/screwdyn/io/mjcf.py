@@ -70,10 +70,12 @@ fluid forces (density, viscosity, wind), gravcomp      warning      refused
 plugins                                                warning      refused
 =====================================================  ===========  ===========
 
-Tendons are kept with a warning rather than refused because the most common ones only carry
-actuator forces or limits (gymnasium's humanoid couples hip and knee only through a tendon
-limit, an inequality like the joint limits and contacts that screwdyn leaves to the caller):
-the tree dynamics stay exact, and the dropped terms are named.
+Tendons are kept with a warning rather than refused because many only carry actuator forces or
+sensors, or nothing at all (gymnasium's humanoid declares two hip-knee tendons that nothing
+uses): the tree dynamics stay exact, and the warning names what was dropped. A tendon's limit is
+an inequality, like the joint limits and contacts that screwdyn leaves to the caller. To study the
+open tree of a model with equality constraints, compile it with MuJoCo, set ``eq_active0`` to 0
+and pass the ``MjModel``.
 """
 from __future__ import annotations
 
@@ -85,7 +87,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..inertia import RigidBody
-from ..model import Model, ModelBuilder
+from ..model import FREE_FLYER, SPHERICAL, Model, ModelBuilder
 from ..spatial import exp_so3, transform
 
 __all__ = [
@@ -174,7 +176,7 @@ def _check_features(m, strict: bool, label: str):
     refuse, drop = [], []
 
     def named(kind, i, what):
-        nm = getattr(m, kind)(i).name
+        nm = mujoco.mj_id2name(m, getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}"), i)
         return f"{what} {nm!r}" if nm else f"{what} number {i}"
 
     for i in range(m.nflex):
@@ -237,8 +239,8 @@ def _check_features(m, strict: bool, label: str):
     if drop and strict:
         raise ModelError(f"{label}: strict=True refuses what the screwdyn model would leave out: " + "; ".join(drop)
                          + " (strict=False loads the model without them)")
-    for msg in drop:
-        warnings.warn(f"{label}: not modelled: {msg}", MJCFWarning, stacklevel=3)
+    if drop:
+        warnings.warn(f"{label}: not modelled: " + "; ".join(drop), MJCFWarning, stacklevel=3)
 
 
 def _unique(name: str, taken: set, suffix: str = "_") -> str:
@@ -289,8 +291,9 @@ def _effort_limit(m, j: int, joint_actuators) -> float:
         gear = abs(float(m.actuator_gear[a, 0]))
         if m.actuator_forcelimited[a]:
             force = float(np.max(np.abs(m.actuator_forcerange[a])))
-        elif (m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED and m.actuator_biastype[a] == mujoco.mjtBias.mjBIAS_NONE
-              and m.actuator_dyntype[a] == mujoco.mjtDyn.mjDYN_NONE and m.actuator_ctrllimited[a]):
+        elif (int(m.actuator_gaintype[a]) == int(mujoco.mjtGain.mjGAIN_FIXED) and m.actuator_ctrllimited[a]
+              and int(m.actuator_biastype[a]) == int(mujoco.mjtBias.mjBIAS_NONE)
+              and int(m.actuator_dyntype[a]) == int(mujoco.mjtDyn.mjDYN_NONE)):
             force = abs(float(m.actuator_gainprm[a, 0])) * float(np.max(np.abs(m.actuator_ctrlrange[a])))
         else:
             force = np.inf
@@ -317,12 +320,14 @@ def load_mjcf(source, *, strict=False) -> Model:
     order; hinge and slide coordinates are MuJoCo's ``qpos`` (``ref`` included), free and ball
     joints convert with :func:`from_mujoco_state`. Contacts are not modelled.
 
-    >>> model = load_mjcf('''<mujoco><worldbody><body name="pole">
-    ...   <joint name="hinge" axis="0 1 0" damping="0.1"/>
+    >>> model = load_mjcf('''<mujoco model="pole"><worldbody><body name="pole">
+    ...   <joint name="hinge" axis="0 1 0" range="-90 90" damping="0.1" armature="0.01"/>
     ...   <geom type="capsule" fromto="0 0 0 0 0 1" size="0.05" mass="1"/>
-    ... </body></worldbody></mujoco>''')                     # doctest: +SKIP
-    >>> model.joint_names, model.link_names, model.damping   # doctest: +SKIP
-    (('hinge',), ('pole',), array([0.1]))
+    ... </body></worldbody></mujoco>''')
+    >>> model
+    Model('pole', n=1, joints=R, mass=1 kg)
+    >>> model.link_names, model.com, model.q_lower, model.damping, model.armature
+    (('pole',), array([[0. , 0. , 0.5]]), array([-1.57079633]), array([0.1]), array([0.01]))
 
     Raises :class:`~screwdyn.errors.ModelError` when MuJoCo cannot compile the document or it
     holds something the tree cannot express, naming it; :class:`ImportError` without MuJoCo.
@@ -334,12 +339,12 @@ def load_mjcf(source, *, strict=False) -> Model:
     body_names = _names(m, "body", m.nbody, "body{}")
     joint_names = _names(m, "joint", m.njnt, "joint{}")
     model_name = m.names[: m.names.index(b"\0")].decode() or "mujoco"
-    gravity = np.zeros(3) if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_GRAVITY else np.array(m.opt.gravity)
+    gravity = np.zeros(3) if m.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY) else np.array(m.opt.gravity)
     builder = ModelBuilder(name=model_name, base=body_names[0], gravity=gravity, strict=strict)
 
     actuators = {}     # joint -> its joint-transmission actuators
     for a in range(m.nu):
-        if m.actuator_trntype[a] in (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT):
+        if int(m.actuator_trntype[a]) in (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT)):
             actuators.setdefault(int(m.actuator_trnid[a, 0]), []).append(a)
 
     links, joints_taken = set(body_names), set(joint_names)
@@ -388,17 +393,9 @@ def load_mjcf(source, *, strict=False) -> Model:
 
 # ---------------------------------------------------------------------------- state layouts
 def _blocks(model):
-    """``(free, ball)``: the ``(q, v)`` start indices of the free-flyer and of the spherical joints."""
-    nqs = getattr(model, "nqs", np.ones(model.n, dtype=np.int64))
-    idx_qs = getattr(model, "idx_qs", np.arange(model.n))
-    idx_vs = getattr(model, "idx_vs", np.arange(model.n))
-    free = [(int(iq), int(iv)) for iq, iv, nq in zip(idx_qs, idx_vs, nqs) if nq == 7]
-    ball = [(int(iq), int(iv)) for iq, iv, nq in zip(idx_qs, idx_vs, nqs) if nq == 4]
-    return free, ball
-
-
-def _sizes(model):
-    return getattr(model, "nq", model.n), getattr(model, "nv", model.n)
+    """``(free, ball)``: the ``(q, v)`` start indices of the free-flyers and of the spherical joints."""
+    starts = list(zip(model.idx_qs.tolist(), model.idx_vs.tolist(), model.joint_type.tolist()))
+    return [(iq, iv) for iq, iv, t in starts if t == FREE_FLYER], [(iq, iv) for iq, iv, t in starts if t == SPHERICAL]
 
 
 def _array(x, size, name):
@@ -435,7 +432,7 @@ def from_mujoco_state(model: Model, qpos, qvel):
     becomes ``(x, y, z, qx, qy, qz, qw)`` and its ``qvel = (v_world, omega_body)`` the body twist
     ``(omega_body, R^T v_world)``, ``R`` the body's rotation. Batches ``(..., nq)``, ``(..., nv)``.
     """
-    nq, nv = _sizes(model)
+    nq, nv = model.nq, model.nv
     q, v = _array(qpos, nq, "qpos"), _array(qvel, nv, "qvel")
     src_q, src_v = q.copy(), v.copy()
     free, ball = _blocks(model)
@@ -451,7 +448,7 @@ def from_mujoco_state(model: Model, qpos, qvel):
 
 def to_mujoco_state(model: Model, q, v):
     """MuJoCo's ``(qpos, qvel)`` from ``(q, v)`` of ``model``: the inverse of :func:`from_mujoco_state`."""
-    nq, nv = _sizes(model)
+    nq, nv = model.nq, model.nv
     qpos, qvel = _array(q, nq, "q"), _array(v, nv, "v")
     src_q, src_v = qpos.copy(), qvel.copy()
     free, ball = _blocks(model)
@@ -472,7 +469,7 @@ def from_mujoco_acceleration(model: Model, qpos, qvel, qacc):
     of its ``qvel``, screwdyn's that of the body twist ``(omega, R^T v_world)``, so its linear part
     is ``R^T a_world - omega x (R^T v_world)``.
     """
-    nq, nv = _sizes(model)
+    nq, nv = model.nq, model.nv
     qpos, qvel = _array(qpos, nq, "qpos"), _array(qvel, nv, "qvel")
     qdd = _array(qacc, nv, "qacc")
     src = qdd.copy()
@@ -487,7 +484,7 @@ def from_mujoco_acceleration(model: Model, qpos, qvel, qacc):
 
 def to_mujoco_acceleration(model: Model, q, v, qdd):
     """MuJoCo's ``qacc`` from ``qdd`` of ``model`` at ``(q, v)``: the inverse of :func:`from_mujoco_acceleration`."""
-    nq, nv = _sizes(model)
+    nq, nv = model.nq, model.nv
     q, v = _array(q, nq, "q"), _array(v, nv, "v")
     qacc = _array(qdd, nv, "qdd")
     src = qacc.copy()
@@ -505,7 +502,7 @@ def from_mujoco_force(model: Model, qpos, qfrc):
     A free joint's ``(f_world, n_body)`` (power-conjugate to its ``qvel``) becomes the body
     wrench ``(n_body, R^T f_world)``; every other entry is equal.
     """
-    nq, nv = _sizes(model)
+    nq, nv = model.nq, model.nv
     qpos = _array(qpos, nq, "qpos")
     tau = _array(qfrc, nv, "qfrc")
     src = tau.copy()
@@ -519,7 +516,7 @@ def from_mujoco_force(model: Model, qpos, qfrc):
 def to_mujoco_force(model: Model, q, tau):
     """MuJoCo's generalised force (``qfrc_applied``, ...) from ``tau`` of ``model`` at ``q``: the
     inverse of :func:`from_mujoco_force`."""
-    nq, nv = _sizes(model)
+    nq, nv = model.nq, model.nv
     q = _array(q, nq, "q")
     qfrc = _array(tau, nv, "tau")
     src = qfrc.copy()

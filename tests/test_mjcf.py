@@ -21,13 +21,19 @@ import pytest
 import screwdyn
 from screwdyn import models
 from screwdyn.errors import ModelError
+from screwdyn.io import mjcf
+from screwdyn.io.mjcf import (
+    MJCFWarning,
+    from_mujoco_acceleration,
+    from_mujoco_force,
+    from_mujoco_state,
+    load_mjcf,
+    to_mujoco_acceleration,
+    to_mujoco_force,
+    to_mujoco_state,
+)
 
 mujoco = pytest.importorskip("mujoco", reason="the MJCF loader needs MuJoCo: pip install 'screwdyn[mjcf]'")
-from screwdyn.io import mjcf  # noqa: E402
-from screwdyn.io.mjcf import (  # noqa: E402
-    MJCFWarning, from_mujoco_acceleration, from_mujoco_force, from_mujoco_state, load_mjcf, to_mujoco_acceleration,
-    to_mujoco_force, to_mujoco_state,
-)
 
 TOL = 1e-10
 

@@ -507,3 +507,16 @@ def test_conversions_are_inverse_and_take_batches(rng):
     assert np.array_equal(v[..., iv:iv + 3], qvel[..., qm + 3:qm + 6])
     with pytest.raises(ModelError, match=r"qvel must have shape \(\.\.\., 18\), got \(17,\)"):
         from_mujoco_state(model, m.qpos0, np.zeros(17))
+
+
+def test_free_joint_terms_are_reordered_angular_first():
+    xml = """<mujoco><worldbody><body name="f"><freejoint name="fj"/><geom size="0.1"/></body></worldbody></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    m.dof_damping[:] = [1, 1, 1, 4, 5, 6]   # MuJoCo: linear (world axes), then angular (body axes)
+    m.dof_armature[:] = [0.5, 0.5, 0.5, 0.1, 0.2, 0.3]
+    model = load_mjcf(m)
+    assert np.array_equal(model.damping, [4, 5, 6, 1, 1, 1])
+    assert np.array_equal(model.armature, [0.1, 0.2, 0.3, 0.5, 0.5, 0.5])
+    m.dof_damping[:3] = [1, 2, 3]
+    with pytest.raises(ModelError, match=r"free joint 'fj': its linear dofs have different damping \[1. 2. 3.\]"):
+        load_mjcf(m)

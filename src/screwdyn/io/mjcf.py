@@ -269,8 +269,16 @@ def _joint_terms(m, j: int, acts: list) -> dict:
     nv = {_FREE: 6, _BALL: 3}.get(int(m.jnt_type[j]), 1)
     dofs = slice(m.jnt_dofadr[j], m.jnt_dofadr[j] + nv)
     if nv > 1:   # per degree of freedom; actuators with armature or damping here were refused
-        return {"rotor_inertia": tuple(m.dof_armature[dofs]), "damping": tuple(m.dof_damping[dofs]),
-                "friction": tuple(m.dof_frictionloss[dofs])}
+        terms = {"rotor_inertia": m.dof_armature[dofs], "damping": m.dof_damping[dofs],
+                 "friction": m.dof_frictionloss[dofs]}
+        if nv == 6:   # MuJoCo's free dofs: linear (world axes) first; screwdyn's: angular first, body axes
+            for key, value in terms.items():
+                if np.ptp(value[:3]) != 0:
+                    raise ModelError(f"free joint {m.joint(j).name!r}: its linear dofs have different "
+                                     f"{key.replace('rotor_inertia', 'armature')} {value[:3]} along the world "
+                                     "axes, which no body-frame joint term can express")
+                terms[key] = value[[3, 4, 5, 0, 1, 2]]
+        return {key: tuple(float(x) for x in value) for key, value in terms.items()}
     gear2 = np.array([m.actuator_gear[a, 0] ** 2 for a in acts])
     terms = {"rotor_inertia": float(m.dof_armature[dofs][0] + gear2 @ m.actuator_armature[acts]),
              "damping": float(m.dof_damping[dofs][0] + gear2 @ m.actuator_damping[acts]),

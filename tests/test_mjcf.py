@@ -20,17 +20,13 @@ import pytest
 
 import screwdyn
 from screwdyn import models
-from screwdyn.errors import ModelError
+from screwdyn.errors import InputError, ModelError
 from screwdyn.io import mjcf
 from screwdyn.io.mjcf import (
     MJCFWarning,
     from_mujoco_acceleration,
-    from_mujoco_force,
-    from_mujoco_state,
     load_mjcf,
     to_mujoco_acceleration,
-    to_mujoco_force,
-    to_mujoco_state,
 )
 
 mujoco = pytest.importorskip("mujoco", reason="the MJCF loader needs MuJoCo: pip install 'screwdyn[mjcf]'")
@@ -88,6 +84,10 @@ def random_state(m, rng):
     return qpos, rng.standard_normal(m.nv), rng.standard_normal(m.nv), rng.standard_normal(m.nv)
 
 
+def to_mujoco_force(model, q, tau):
+    return screwdyn.to_mujoco(model, q, force=tau)[2]
+
+
 def check_against_mujoco(model, m, rng, states=3):
     """The worst relative disagreement per quantity over a few random states of the MjModel ``m``
     and the screwdyn ``model`` loaded from it."""
@@ -96,16 +96,16 @@ def check_against_mujoco(model, m, rng, states=3):
     for _ in range(states):
         qpos, qvel, qacc, qfrc = random_state(m, rng)
         ref = mujoco_terms(m, qpos, qvel, qacc, qfrc)
-        q, v = from_mujoco_state(model, qpos, qvel)
+        q, v, _ = screwdyn.from_mujoco(model, qpos, qvel)
         qdd = from_mujoco_acceleration(model, qpos, qvel, qacc)
-        A = np.stack([from_mujoco_state(model, qpos, e)[1] for e in np.eye(m.nv)], -1)   # v = A qvel
+        A = screwdyn.from_mujoco(model, qpos, np.eye(m.nv))[1].T   # v = A qvel
         worst["M"] = max(worst["M"], rel(A.T @ screwdyn.mass_matrix(model, q) @ A, ref["M"]))
         qdd_0 = from_mujoco_acceleration(model, qpos, qvel, np.zeros(m.nv))   # qacc = 0 is not qdd = 0
         bias = to_mujoco_force(model, q, screwdyn.inverse_dynamics(model, q, v, qdd_0))
         worst["bias"] = max(worst["bias"], rel(bias, ref["bias"]))
         tau = screwdyn.inverse_dynamics(model, q, v, qdd)
         worst["inverse"] = max(worst["inverse"], rel(to_mujoco_force(model, q, tau), ref["inverse"]))
-        tau_fd = from_mujoco_force(model, qpos, qfrc)
+        tau_fd = screwdyn.from_mujoco(model, qpos, qfrc=qfrc)[2]
         qacc_sd = to_mujoco_acceleration(model, q, v, screwdyn.forward_dynamics(model, q, v, tau_fd))
         worst["qacc"] = max(worst["qacc"], rel(qacc_sd, ref["qacc"]))
         if static is None:
@@ -121,10 +121,11 @@ def check_against_mujoco(model, m, rng, states=3):
         for name, p, R in poses:
             T = screwdyn.frame_pose(model, q, name)
             worst["poses"] = max(worst["poses"], np.max(np.abs(T[:3, 3] - p)) / size, np.max(np.abs(T[:3, :3] - R)))
-        # joint damping: MuJoCo's passive -D qvel, screwdyn's damping * qd (isotropic on a free joint)
-        if np.any(m.dof_damping != 0) and not np.any(m.dof_frictionloss != 0):
+        # joint damping: MuJoCo's passive -D qvel, screwdyn's damping * qd (isotropic on a free joint);
+        # frictionloss is a constraint in MuJoCo, switched off here
+        if np.any(m.dof_damping != 0) or np.any(m.actuator_damping != 0):
             ref = mujoco_terms(m, qpos, qvel, qacc, qfrc, damper=True)
-            tau = tau + screwdyn.friction_torques(model, v)
+            tau = tau + model.damping * v
             worst["inverse_damped"] = max(worst["inverse_damped"], rel(to_mujoco_force(model, q, tau), ref["inverse"]))
     return worst
 
@@ -314,7 +315,7 @@ def test_hinge_and_slide_coordinates_are_mujoco_qpos_ref_included():
     m = mujoco.MjModel.from_xml_string(CHAIN)
     d = mujoco.MjData(m)
     mujoco.mj_kinematics(m, d)   # at qpos0 = ref: the pose the file draws
-    q, _ = from_mujoco_state(model, m.qpos0, np.zeros(m.nv))
+    q = screwdyn.from_mujoco(model, m.qpos0)[0]
     k = model.joint_index("yaw")
     assert q[model.idx_qs[k]] == pytest.approx(np.deg2rad(20), abs=1e-15)   # the ref, not 0
     assert q[model.idx_qs[model.joint_index("lift")]] == pytest.approx(0.1, abs=1e-15)
@@ -481,32 +482,32 @@ def test_doctests_of_the_module():
 
 
 # ---------------------------------------------------------------------------- layout conversions
-def test_conversions_are_inverse_and_take_batches(rng):
+def test_acceleration_conversions_are_inverse_and_take_batches(rng):
     model = load_mjcf(CHAIN)
     m = mujoco.MjModel.from_xml_string(CHAIN)
     qpos = m.qpos0 + 0.5 * rng.standard_normal((4, 2, m.nq))
-    qvel, qacc, qfrc = (rng.standard_normal((4, 2, m.nv)) for _ in range(3))
-    q, v = from_mujoco_state(model, qpos, qvel)
-    assert q.shape == (4, 2, model.nq) and v.shape == (4, 2, model.nv)
-    back = to_mujoco_state(model, q, v)
-    assert np.allclose(back[0], qpos, rtol=0, atol=1e-15) and np.allclose(back[1], qvel, rtol=0, atol=1e-14)
+    qvel, qacc = rng.standard_normal((4, 2, m.nv)), rng.standard_normal((4, 2, m.nv))
+    q, v, _ = screwdyn.from_mujoco(model, qpos, qvel)
     qdd = from_mujoco_acceleration(model, qpos, qvel, qacc)
+    assert qdd.shape == (4, 2, model.nv)
     assert np.allclose(to_mujoco_acceleration(model, q, v, qdd), qacc, rtol=0, atol=1e-13)
-    tau = from_mujoco_force(model, qpos, qfrc)
-    assert np.allclose(to_mujoco_force(model, q, tau), qfrc, rtol=0, atol=1e-14)
-    # one state of a batch converts as on its own
-    q1, v1 = from_mujoco_state(model, qpos[2, 1], qvel[2, 1])
-    assert np.array_equal(q1, q[2, 1]) and np.array_equal(v1, v[2, 1])
-    # power is the same in both layouts: qfrc . qvel = tau . v
-    assert np.allclose(np.sum(qfrc * qvel, -1), np.sum(tau * v, -1), rtol=1e-13)
-    # the free joint's block: quaternion scalar last, body twist angular first
+    assert np.array_equal(from_mujoco_acceleration(model, qpos[2, 1], qvel[2, 1], qacc[2, 1]), qdd[2, 1])
+    # the free joint's block: (a_world, omega_dot) -> (omega_dot, R^T a_world - omega x v_body)
     k = model.joint_index("flyer_root")
-    iq, iv = model.idx_qs[k], model.idx_vs[k]
-    qa, qm = m.jnt_qposadr[m.joint("flyer_root").id], m.jnt_dofadr[m.joint("flyer_root").id]
-    assert np.array_equal(q[..., iq + 3:iq + 7], qpos[..., qa + 3:qa + 7][..., [1, 2, 3, 0]])
-    assert np.array_equal(v[..., iv:iv + 3], qvel[..., qm + 3:qm + 6])
-    with pytest.raises(ModelError, match=r"qvel must have shape \(\.\.\., 18\), got \(17,\)"):
-        from_mujoco_state(model, m.qpos0, np.zeros(17))
+    iv = model.idx_vs[k]
+    j = m.joint("flyer_root").id
+    qa, qm = m.jnt_qposadr[j], m.jnt_dofadr[j]
+    quat = qpos[0, 0, qa + 3:qa + 7] / np.linalg.norm(qpos[0, 0, qa + 3:qa + 7])
+    R = np.zeros(9)
+    mujoco.mju_quat2Mat(R, quat)
+    R = R.reshape(3, 3)
+    omega, v_body = qvel[0, 0, qm + 3:qm + 6], R.T @ qvel[0, 0, qm:qm + 3]
+    assert np.allclose(qdd[0, 0, iv:iv + 3], qacc[0, 0, qm + 3:qm + 6], rtol=0, atol=1e-15)
+    assert np.allclose(qdd[0, 0, iv + 3:iv + 6], R.T @ qacc[0, 0, qm:qm + 3] - np.cross(omega, v_body), atol=1e-14)
+    with pytest.raises(InputError, match="must have shape"):
+        from_mujoco_acceleration(model, m.qpos0, np.zeros(m.nv), np.zeros(m.nv - 1))
+    with pytest.raises(InputError, match="must have shape"):
+        to_mujoco_acceleration(model, q[0, 0], v[0, 0], np.zeros(m.nv - 1))
 
 
 def test_free_joint_terms_are_reordered_angular_first():

@@ -37,12 +37,12 @@ Mapping (MuJoCo -> screwdyn)
 State layout
 ------------
 The joints come in MuJoCo's order, so hinge and slide coordinates are MuJoCo's ``qpos`` and
-``qvel`` entries as they are. A free joint's ``qpos`` is ``(x, y, z, qw, qx, qy, qz)`` and its
-``qvel`` ``(linear velocity in the world, angular velocity in the body)``; a ball's ``qpos`` is
-``(qw, qx, qy, qz)``. screwdyn writes quaternions scalar last and a free-flyer's velocity as the
-body twist ``(omega, v)`` in the body frame: :func:`from_mujoco_state`,
-:func:`to_mujoco_state`, :func:`from_mujoco_acceleration`, :func:`to_mujoco_acceleration`,
-:func:`from_mujoco_force` and :func:`to_mujoco_force` convert.
+``qvel`` entries as they are, and :func:`screwdyn.to_mujoco` / :func:`screwdyn.from_mujoco`
+convert a whole state: MuJoCo writes quaternions scalar first, a free joint's ``qpos`` as
+``(x, y, z, qw, qx, qy, qz)`` and its ``qvel`` as ``(linear velocity in the world, angular
+velocity in the body)``, its force likewise. :func:`from_mujoco_acceleration` and
+:func:`to_mujoco_acceleration` convert ``qacc``, which for a free joint also differs by
+``omega x v``.
 
 Not modelled
 ------------
@@ -85,15 +85,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelError
+from ..configuration import from_mujoco, to_mujoco
+from ..errors import InputError, ModelError
 from ..inertia import RigidBody
-from ..model import FREE_FLYER, SPHERICAL, Model, ModelBuilder
+from ..model import FREE_FLYER, Model, ModelBuilder
 from ..spatial import exp_so3, transform
 
-__all__ = [
-    "MJCFWarning", "from_mujoco_acceleration", "from_mujoco_force", "from_mujoco_state", "load_mjcf",
-    "to_mujoco_acceleration", "to_mujoco_force", "to_mujoco_state",
-]
+__all__ = ["MJCFWarning", "from_mujoco_acceleration", "load_mjcf", "to_mujoco_acceleration"]
 
 _INSTALL_HINT = "reading MJCF needs MuJoCo 4.0: pip install 'screwdyn[mjcf]' (or mujoco==4.0.0)"
 
@@ -326,7 +324,7 @@ def load_mjcf(source, *, strict=False) -> Model:
     MuJoCo's compiler reads the file (``pip install 'screwdyn[mjcf]'``), so defaults, classes,
     includes, ``fromto`` and inertias inferred from geoms are MuJoCo's. Joints are in MuJoCo's
     order; hinge and slide coordinates are MuJoCo's ``qpos`` (``ref`` included), free and ball
-    joints convert with :func:`from_mujoco_state`. Contacts are not modelled.
+    joints convert with :func:`screwdyn.from_mujoco`. Contacts are not modelled.
 
     >>> model = load_mjcf('''<mujoco model="pole"><worldbody><body name="pole">
     ...   <joint name="hinge" axis="0 1 0" range="-90 90" damping="0.1" armature="0.01"/>
@@ -399,137 +397,36 @@ def load_mjcf(source, *, strict=False) -> Model:
     return model
 
 
-# ---------------------------------------------------------------------------- state layouts
-def _blocks(model):
-    """``(free, ball)``: the ``(q, v)`` start indices of the free-flyers and of the spherical joints."""
-    starts = list(zip(model.idx_qs.tolist(), model.idx_vs.tolist(), model.joint_type.tolist()))
-    return [(iq, iv) for iq, iv, t in starts if t == FREE_FLYER], [(iq, iv) for iq, iv, t in starts if t == SPHERICAL]
-
-
-def _array(x, size, name):
-    a = np.array(x, dtype=float)   # a copy: the conversions write into it
-    if a.ndim == 0 or a.shape[-1] != size:
-        raise ModelError(f"{name} must have shape (..., {size}), got {a.shape}")
-    return a
-
-
-def _rotation_wxyz(quat) -> np.ndarray:
-    """``(..., 3, 3)`` rotations of the quaternions ``(..., 4)`` written ``(w, x, y, z)`` (normalised first,
-    as MuJoCo's kinematics does)."""
-    w, x, y, z = np.moveaxis(quat / np.linalg.norm(quat, axis=-1, keepdims=True), -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
-
-
-def _rotate(R, v, transpose=False):
-    return np.einsum("...ji,...j->...i" if transpose else "...ij,...j->...i", R, v)
-
-
-_XYZW = [1, 2, 3, 0]   # (w, x, y, z)[_XYZW] = (x, y, z, w)
-_WXYZ = [3, 0, 1, 2]   # (x, y, z, w)[_WXYZ] = (w, x, y, z)
-
-
-def from_mujoco_state(model: Model, qpos, qvel):
-    """``(q, v)`` of ``model`` (loaded by :func:`load_mjcf`) from MuJoCo's ``(qpos, qvel)``.
-
-    Hinge and slide entries are equal. A ball's ``(qw, qx, qy, qz)`` becomes ``(qx, qy, qz, qw)``,
-    its angular velocity (child frame in both) is kept. A free joint's ``(x, y, z, qw, qx, qy, qz)``
-    becomes ``(x, y, z, qx, qy, qz, qw)`` and its ``qvel = (v_world, omega_body)`` the body twist
-    ``(omega_body, R^T v_world)``, ``R`` the body's rotation. Batches ``(..., nq)``, ``(..., nv)``.
-    """
-    nq, nv = model.nq, model.nv
-    q, v = _array(qpos, nq, "qpos"), _array(qvel, nv, "qvel")
-    src_q, src_v = q.copy(), v.copy()
-    free, ball = _blocks(model)
-    for iq, iv in ball:
-        q[..., iq:iq + 4] = src_q[..., iq:iq + 4][..., _XYZW]
-    for iq, iv in free:
-        q[..., iq + 3:iq + 7] = src_q[..., iq + 3:iq + 7][..., _XYZW]
-        R = _rotation_wxyz(src_q[..., iq + 3:iq + 7])
-        v[..., iv:iv + 3] = src_v[..., iv + 3:iv + 6]
-        v[..., iv + 3:iv + 6] = _rotate(R, src_v[..., iv:iv + 3], transpose=True)
-    return q, v
-
-
-def to_mujoco_state(model: Model, q, v):
-    """MuJoCo's ``(qpos, qvel)`` from ``(q, v)`` of ``model``: the inverse of :func:`from_mujoco_state`."""
-    nq, nv = model.nq, model.nv
-    qpos, qvel = _array(q, nq, "q"), _array(v, nv, "v")
-    src_q, src_v = qpos.copy(), qvel.copy()
-    free, ball = _blocks(model)
-    for iq, iv in ball:
-        qpos[..., iq:iq + 4] = src_q[..., iq:iq + 4][..., _WXYZ]
-    for iq, iv in free:
-        quat = src_q[..., iq + 3:iq + 7][..., _WXYZ]
-        qpos[..., iq + 3:iq + 7] = quat
-        qvel[..., iv:iv + 3] = _rotate(_rotation_wxyz(quat), src_v[..., iv + 3:iv + 6])
-        qvel[..., iv + 3:iv + 6] = src_v[..., iv:iv + 3]
-    return qpos, qvel
+# ---------------------------------------------------------------------------- accelerations
+def _free_dofs(model):
+    """``(k, 6)`` velocity indices of the model's free-flyers."""
+    return model.idx_vs[model.joint_type == FREE_FLYER][:, None] + np.arange(6)
 
 
 def from_mujoco_acceleration(model: Model, qpos, qvel, qacc):
-    """``qdd`` of ``model`` from MuJoCo's ``qacc`` at ``(qpos, qvel)``.
+    """``qdd`` of ``model`` from MuJoCo's ``qacc`` at ``(qpos, qvel)`` (one state or a batch).
 
-    Only a free joint differs: MuJoCo's ``qacc = (a_world, omega_dot)`` is the time derivative
-    of its ``qvel``, screwdyn's that of the body twist ``(omega, R^T v_world)``, so its linear part
-    is ``R^T a_world - omega x (R^T v_world)``.
+    MuJoCo's ``qacc`` is the time derivative of its ``qvel``; for a free joint that is
+    ``(a_world, omega_dot)``, the world-frame acceleration of the body origin, while screwdyn's
+    ``qdd`` differentiates the body twist ``(omega, R^T v_world)``:
+    ``d/dt (R^T v_world) = R^T a_world - omega x (R^T v_world)``. Every other entry is equal
+    (joints in ``model.joint_names`` order, as :func:`load_mjcf` keeps MuJoCo's).
     """
-    nq, nv = model.nq, model.nv
-    qpos, qvel = _array(qpos, nq, "qpos"), _array(qvel, nv, "qvel")
-    qdd = _array(qacc, nv, "qacc")
-    src = qdd.copy()
-    for iq, iv in _blocks(model)[0]:
-        R = _rotation_wxyz(qpos[..., iq + 3:iq + 7])
-        omega = qvel[..., iv + 3:iv + 6]
-        qdd[..., iv:iv + 3] = src[..., iv + 3:iv + 6]
-        qdd[..., iv + 3:iv + 6] = (_rotate(R, src[..., iv:iv + 3], transpose=True)
-                                   - np.cross(omega, _rotate(R, qvel[..., iv:iv + 3], transpose=True)))
+    _, v, qdd = from_mujoco(model, qpos, qvel, qacc)   # qacc's blocks turn as qvel's
+    idx = _free_dofs(model)
+    if idx.size:
+        qdd[..., idx[:, 3:]] -= np.cross(v[..., idx[:, :3]], v[..., idx[:, 3:]])
     return qdd
 
 
 def to_mujoco_acceleration(model: Model, q, v, qdd):
-    """MuJoCo's ``qacc`` from ``qdd`` of ``model`` at ``(q, v)``: the inverse of :func:`from_mujoco_acceleration`."""
-    nq, nv = model.nq, model.nv
-    q, v = _array(q, nq, "q"), _array(v, nv, "v")
-    qacc = _array(qdd, nv, "qdd")
-    src = qacc.copy()
-    for iq, iv in _blocks(model)[0]:
-        R = _rotation_wxyz(q[..., iq + 3:iq + 7][..., _WXYZ])
-        omega = v[..., iv:iv + 3]
-        qacc[..., iv:iv + 3] = _rotate(R, src[..., iv + 3:iv + 6] + np.cross(omega, v[..., iv + 3:iv + 6]))
-        qacc[..., iv + 3:iv + 6] = src[..., iv:iv + 3]
-    return qacc
-
-
-def from_mujoco_force(model: Model, qpos, qfrc):
-    """``tau`` of ``model`` from a MuJoCo generalised force (``qfrc_bias``, ``qfrc_inverse``, ...).
-
-    A free joint's ``(f_world, n_body)`` (power-conjugate to its ``qvel``) becomes the body
-    wrench ``(n_body, R^T f_world)``; every other entry is equal.
-    """
-    nq, nv = model.nq, model.nv
-    qpos = _array(qpos, nq, "qpos")
-    tau = _array(qfrc, nv, "qfrc")
-    src = tau.copy()
-    for iq, iv in _blocks(model)[0]:
-        R = _rotation_wxyz(qpos[..., iq + 3:iq + 7])
-        tau[..., iv:iv + 3] = src[..., iv + 3:iv + 6]
-        tau[..., iv + 3:iv + 6] = _rotate(R, src[..., iv:iv + 3], transpose=True)
-    return tau
-
-
-def to_mujoco_force(model: Model, q, tau):
-    """MuJoCo's generalised force (``qfrc_applied``, ...) from ``tau`` of ``model`` at ``q``: the
-    inverse of :func:`from_mujoco_force`."""
-    nq, nv = model.nq, model.nv
-    q = _array(q, nq, "q")
-    qfrc = _array(tau, nv, "tau")
-    src = qfrc.copy()
-    for iq, iv in _blocks(model)[0]:
-        R = _rotation_wxyz(q[..., iq + 3:iq + 7][..., _WXYZ])
-        qfrc[..., iv:iv + 3] = _rotate(R, src[..., iv + 3:iv + 6])
-        qfrc[..., iv + 3:iv + 6] = src[..., iv:iv + 3]
-    return qfrc
+    """MuJoCo's ``qacc`` from ``qdd`` of ``model`` at ``(q, v)``: the inverse of
+    :func:`from_mujoco_acceleration`."""
+    qdd = np.array(qdd, dtype=float)
+    v = np.asarray(v, dtype=float)
+    idx = _free_dofs(model)
+    if idx.size:
+        if qdd.ndim == 0 or qdd.shape[-1] != model.nv or v.ndim == 0 or v.shape[-1] != model.nv:
+            raise InputError(f"v and qdd must have shape (..., {model.nv}), got {v.shape} and {qdd.shape}")
+        qdd[..., idx[:, 3:]] += np.cross(v[..., idx[:, :3]], v[..., idx[:, 3:]])
+    return to_mujoco(model, q, v, qdd)[2]

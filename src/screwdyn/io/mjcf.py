@@ -9,10 +9,11 @@ from the compiled arrays (``body_*``, ``jnt_*``, ``dof_*``, ``actuator_*``, ``op
 Mapping (MuJoCo -> screwdyn)
 ----------------------------
 * ``hinge`` -> revolute, ``slide`` -> prismatic, ``free`` -> free-flyer, ``ball`` -> spherical;
-  a body without a joint is welded to its parent (merged, as a fixed URDF joint).
+  a body without a joint is welded to its parent (merged, as a fixed URDF joint); so is a mocap
+  body, at its pose in the model.
 * A hinge or slide coordinate equals MuJoCo's ``qpos`` (its ``ref`` included): MuJoCo's body
-  pose is the pose at ``qpos = qpos0 = ref``, so the joint's origin holds a rotation (slide) of
-  ``-ref`` and ``q = ref`` gives MuJoCo's pose, as Pinocchio's MJCF parser does.
+  pose is the pose at ``qpos = qpos0 = ref``, so the joint's origin holds a rotation (for a slide,
+  a translation) by ``-ref`` and ``q = ref`` gives MuJoCo's pose, as Pinocchio's MJCF parser does.
 * A body with several joints becomes a chain of joints through massless links, in MuJoCo's
   order; each joint turns about its own anchor ``jnt_pos`` (in the body frame as moved by the
   joints before it), as ``mj_kinematics`` applies them. A screwdyn body frame lies on its joint
@@ -28,7 +29,8 @@ Mapping (MuJoCo -> screwdyn)
   sites are left out.
 * Joint terms: ``rotor_inertia`` (``gear_ratio`` 1) is ``dof_armature`` plus ``gear^2 armature``
   of the actuators on the joint (MuJoCo's reflected inertia); ``damping`` is ``dof_damping`` plus
-  their ``gear^2 damping``; ``friction`` is ``dof_frictionloss``; ``q_lower``, ``q_upper`` the
+  their ``gear^2 damping``; ``friction`` is ``dof_frictionloss`` (MuJoCo enforces it as a soft
+  constraint, :func:`screwdyn.friction_torques` as ``friction sign(qd)``); ``q_lower``, ``q_upper`` the
   range of a limited hinge or slide; ``effort_limit`` the joint's ``actuatorfrcrange`` and
   the sum over its joint actuators of ``|gear|`` times the bound on the actuator force
   (``forcerange``, or ``|gain| ctrlrange`` of a plain motor), infinite when any is unbounded.

@@ -3,10 +3,11 @@
 MuJoCo computes, on models no one here wrote (gymnasium's, dm_control's, MuJoCo's own test
 model) and on hand-written ones: the mass matrix (``mj_fullM``, armature included), the bias
 forces ``qfrc_bias = C qd + g``, inverse dynamics (``mj_inverse``, with and without joint
-damping), forward dynamics (``qacc``), kinetic and potential energy, and every body's and site's
-pose; screwdyn's, through the documented layout conversion, must agree to 1e-10 relative.
-Contacts, constraints, springs, fluid forces and actuators are switched off in MuJoCo for the
-comparison: screwdyn does not model them (the loader warns about springs and fluid forces)."""
+damping), forward dynamics (``qacc``), kinetic and potential energy, the centre of mass, the
+centroidal momentum (``mj_subtreeVel``) and every body's and site's pose; screwdyn's, through
+the documented layout conversion, must agree to 1e-10 relative. Contacts, constraints, springs,
+fluid forces and actuators are switched off in MuJoCo for the comparison: screwdyn does not model
+them (the loader warns about springs and fluid forces)."""
 from __future__ import annotations
 
 import doctest
@@ -66,6 +67,9 @@ def mujoco_terms(m, qpos, qvel, qacc, qfrc_applied, damper=False):
     out = {"M": M, "bias": d.qfrc_bias.copy(), "qacc": d.qacc.copy(), "energy": d.energy.copy(),
            "xpos": d.xpos.copy(), "xmat": d.xmat.reshape(-1, 3, 3).copy(), "xipos": d.xipos.copy(),
            "site_xpos": d.site_xpos.copy(), "site_xmat": d.site_xmat.reshape(-1, 3, 3).copy()}
+    mujoco.mj_subtreeVel(m, d)   # momentum of the world's subtree about its centre of mass (welded bodies in)
+    out.update(com=d.subtree_com[0].copy(), linear=m.body_subtreemass[0] * d.subtree_linvel[0],
+               angular=d.subtree_angmom[0].copy())
     d.qacc[:] = qacc
     mujoco.mj_inverse(m, d)
     out["inverse"] = d.qfrc_inverse.copy()
@@ -91,7 +95,8 @@ def to_mujoco_force(model, q, tau):
 def check_against_mujoco(model, m, rng, states=3):
     """The worst relative disagreement per quantity over a few random states of the MjModel ``m``
     and the screwdyn ``model`` loaded from it."""
-    worst = dict.fromkeys(("M", "bias", "inverse", "inverse_damped", "qacc", "kinetic", "potential", "poses"), 0.0)
+    worst = dict.fromkeys(("M", "bias", "inverse", "inverse_damped", "qacc", "kinetic", "potential", "poses",
+                           "com", "momentum"), 0.0)
     static = None   # potential energy of the bodies welded to the world (not part of the screwdyn model)
     for _ in range(states):
         qpos, qvel, qacc, qfrc = random_state(m, rng)
@@ -121,6 +126,14 @@ def check_against_mujoco(model, m, rng, states=3):
         for name, p, R in poses:
             T = screwdyn.frame_pose(model, q, name)
             worst["poses"] = max(worst["poses"], np.max(np.abs(T[:3, 3] - p)) / size, np.max(np.abs(T[:3, :3] - R)))
+        if model.total_mass > 0:   # MuJoCo's centre of mass counts the bodies welded to the world too
+            moving = [b for b in range(1, m.nbody) if m.body_weldid[b] != 0]
+            com = sum(m.body_mass[b] * ref["xipos"][b] for b in moving) / m.body_mass[moving].sum()
+            worst["com"] = max(worst["com"], rel(screwdyn.center_of_mass(model, q), com))
+            h = screwdyn.centroidal_momentum(model, q, v)                # about the moving bodies' CoM
+            angular = h[:3] + np.cross(screwdyn.center_of_mass(model, q) - ref["com"], h[3:])
+            worst["momentum"] = max(worst["momentum"], rel(np.concatenate([angular, h[3:]]),
+                                                           np.concatenate([ref["angular"], ref["linear"]])))
         # joint damping: MuJoCo's passive -D qvel, screwdyn's damping * qd (isotropic on a free joint);
         # frictionloss is a constraint in MuJoCo, switched off here
         if np.any(m.dof_damping != 0) or np.any(m.actuator_damping != 0):

@@ -477,6 +477,8 @@ def test_includes_paths_bytes_and_the_model_resolver(tmp_path):
     source = models.resolve(main)
     assert (source.kind, source.path) == ("mjcf", main)
     assert models.load(str(main)).name == "inc"
+    with pytest.raises(ModelError, match="an MJCF file, whose <freejoint> elements say which bodies float"):
+        models.load(main, floating_base=True)
     urdf = tmp_path / "robot_urdf.xml"   # a URDF in a .xml file is still a URDF
     urdf.write_text('<?xml version="1.0"?>\n<!-- a comment --><robot name="r"><link name="a"/></robot>')
     assert models.resolve(urdf).kind == "urdf"

@@ -95,7 +95,7 @@ from ..spatial import exp_so3, transform
 
 __all__ = ["MJCFWarning", "from_mujoco_acceleration", "load_mjcf", "to_mujoco_acceleration"]
 
-_INSTALL_HINT = "reading MJCF needs MuJoCo 4.0: pip install 'screwdyn[mjcf]' (or mujoco==4.0.0)"
+_INSTALL_HINT = "reading MJCF needs MuJoCo 4.0 (Python >= 3.11): pip install 'screwdyn[mjcf]' (or mujoco==4.0.0)"
 
 # MuJoCo's mjtJoint values, and the screwdyn joint type each becomes.
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3

@@ -72,6 +72,9 @@ class Model:
         frame_names     (k,)       every URDF link, the base, and added frames
         frame_body      (k,)       the body carrying each frame (-1: base)
         frame_pose      (k, 4, 4)  pose of each frame in its body's frame
+        mimic           dict       joint -> (leader joint, multiplier, offset)
+        visuals         tuple      visual geometry of the links (screwdyn.geometry.Visual), each
+                                   attached to a frame by link name; the dynamics ignore it
     """
 
     name: str
@@ -99,6 +102,7 @@ class Model:
     frame_body: np.ndarray
     frame_pose: np.ndarray
     mimic: dict = field(default_factory=dict)
+    visuals: tuple = ()
     n: int = field(init=False)  # degrees of freedom, nv
 
     def __post_init__(self):
@@ -125,7 +129,7 @@ class Model:
             a = a.reshape(shape)
             a.setflags(write=False)
             object.__setattr__(self, key, a)
-        for key in ("joint_names", "link_names", "frame_names"):
+        for key in ("joint_names", "link_names", "frame_names", "visuals"):
             object.__setattr__(self, key, tuple(getattr(self, key)))
         if len(self.link_names) != nb:
             raise ModelError("link_names and joint_names must have one entry per body")

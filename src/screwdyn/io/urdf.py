@@ -1,9 +1,10 @@
 """URDF loader: the dynamics of a fixed-base robot tree from a URDF document.
 
 Only what the dynamics needs is read: ``<link>`` (its ``<inertial>``) and ``<joint>`` (type,
-parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``, ``<mimic>``).
-``<visual>``, ``<collision>``, meshes, ``<gazebo>``, ``<transmission>``, ``<sensor>`` and any
-other element are ignored.
+parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``, ``<mimic>``); and, for the
+viewer, each link's ``<visual>`` into ``model.visuals`` (:mod:`screwdyn.io.visuals`: meshes are
+found, not read; a mesh not found is a warning). ``<collision>``, ``<gazebo>``, ``<transmission>``,
+``<sensor>`` and any other element are ignored.
 
 URDF conventions honoured (see the URDF specification, ``wiki.ros.org/urdf/XML``):
 
@@ -289,12 +290,22 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
     except ModelError as e:
         raise URDFError(f"robot {name!r}: {e}") from e
 
+    model = _with_visuals(model, robot, source)
+
     if mimics:
         details = ", ".join(f"{jn!r} (mimics {model.mimic[jn][0]!r})" for jn in mimics)
         warnings.warn(f"robot {name!r}: mimic joints {details} are loaded as independent degrees of freedom; "
                       "their (leader, multiplier, offset) is kept in model.mimic. Pass mimic='error' to refuse them.",
                       UserWarning, stacklevel=2)
     return model
+
+
+def _with_visuals(model: Model, robot, source) -> Model:
+    """The model with the links' ``<visual>`` geometry (:mod:`screwdyn.io.visuals`) in ``model.visuals``."""
+    from .visuals import read_visuals, source_dir
+
+    visuals = read_visuals(robot, source_dir(source), stacklevel=4)
+    return model.replace(visuals=visuals) if visuals else model
 
 
 def _read_transmissions(robot, joint_types: dict) -> dict:

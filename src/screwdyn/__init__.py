@@ -21,13 +21,14 @@ from .errors import InputError, ModelError, ScrewdynError, URDFError
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuilder
 
 # Loaded on first use: identification pulls in scipy.signal/optimize/stats (over a second), the
-# symbolic layer SymPy, the URDF reader defusedxml, the MJCF reader MuJoCo; ``import screwdyn`` stays
-# fast (its start-up, ``bench/startup.py``, is mostly numba's).
+# symbolic layer SymPy, the URDF reader defusedxml, the MJCF reader MuJoCo, the viewer viser;
+# ``import screwdyn`` stays fast (its start-up, ``bench/startup.py``, is mostly numba's).
 _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor": ("ident", "regressor"),
          "symbolic": ("symbolic", None), "models": ("models", None), "load_urdf": ("io.urdf", "load_urdf"),
          "load_mjcf": ("io.mjcf", "load_mjcf"),
          "simulate": ("sim", "simulate"), "Trajectory": ("sim", "Trajectory"),
-         "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory")}
+         "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory"),
+         "viz": ("viz", None), "view": ("viz.viewer", "view"), "render": ("viz.renderer", "render")}
 
 __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the light lazy ones
     "inertia", "spatial", "models",
@@ -39,7 +40,7 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "Model", "ModelBuilder",
     "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",
     "to_mujoco", "to_pinocchio",
-    "load_urdf", "load_mjcf", "simulate", "Trajectory", "SimulationError", "JointTrajectory",
+    "load_urdf", "load_mjcf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",
 ]
 
 

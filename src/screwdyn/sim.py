@@ -121,6 +121,18 @@ class Trajectory:
         scale = float(np.max(self.kinetic_energy))
         return drift / scale if scale > 0 else drift
 
+    def view(self, model=None, **options):
+        """Show the motion in a web browser with a time slider and play button (:func:`screwdyn.view`;
+        ``options`` as there). ``model``: by default the one :func:`simulate` was given
+        (``info["model"]``). Returns the running :class:`~screwdyn.viz.Viewer`."""
+        model = self.info.get("model") if model is None else model
+        if model is None:
+            raise InputError("Trajectory.view: this trajectory does not know its model (it was not made by "
+                             "simulate); pass it: traj.view(model)")
+        from .viz.viewer import view
+
+        return view(model, self, **options)
+
     # ------------------------------------------------------------------ export
     def columns(self) -> dict:
         """Column name -> 1-D array: ``t``, ``q_<joint>``, ``qd_<joint>``, ``qdd_<joint>``,
@@ -353,7 +365,8 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     U = np.asarray(sd.potential_energy(model, Q), dtype=float).reshape(len(t))
     return Trajectory(t=t, q=Q, qd=QD, qdd=QDD, tau=TAU, kinetic_energy=K, potential_energy=U,
                       joint_names=tuple(model.joint_names), model_name=model.name, integrator=name,
-                      dt=float(dt), info={"nfev": nfev, "wall_time": elapsed, "friction": bool(friction)})
+                      dt=float(dt), info={"nfev": nfev, "wall_time": elapsed, "friction": bool(friction),
+                                          "model": model})
 
 
 def _state(x, n, name):

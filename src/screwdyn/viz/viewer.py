@@ -1,0 +1,355 @@
+"""The robot in a web browser: :func:`view` serves a 3D scene with `viser <https://viser.studio>`_.
+
+Why viser (against meshcat, the other browser viewer robotics uses): its server runs in a thread of
+this process and talks to the page over one websocket on one port, so a script or notebook goes on
+while the page is open, and the page works through an SSH tunnel of that port; it has GUI controls
+built in (sliders, buttons, checkboxes, served from Python), which a trajectory's time slider and
+play button need (meshcat has neither: its animations are precomputed in the page, and it needs
+ZeroMQ and a second process); it is maintained (releases every few weeks) and pip-installable with
+its built page inside (``pip install 'screwdyn[viewer]'``).
+
+The scene: one node per drawn part (:mod:`screwdyn.viz.scene`: a URDF visual, or a piece of the
+stick figure of a model without visuals) under ``/robot/<frame>/``, where ``/robot/<frame>`` is a
+frame node whose pose is the frame's pose from :func:`screwdyn.forward_kinematics`; a centre-of-mass
+marker ``/com``; a floor grid. GUI: the time slider, play/pause, speed and loop of a trajectory, or
+a slider per joint for one configuration; check boxes for the link frames (their axes), the
+centre of mass and the geometry.
+
+Over SSH: run the viewer on the remote machine (it listens on 127.0.0.1:8080 by default), forward
+the port with ``ssh -L 8080:localhost:8080 user@remote``, open http://localhost:8080 locally.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+import time
+
+import numpy as np
+
+from ..errors import InputError
+from . import scene as _scene
+from .camera import Camera
+
+__all__ = ["Viewer", "view"]
+
+
+def _viser():
+    try:
+        import viser
+    except ImportError:
+        raise ImportError("the browser viewer needs viser (pip install 'screwdyn[viewer]'); "
+                          "screwdyn.render draws pictures without it") from None
+    return viser
+
+
+def wxyz(R) -> np.ndarray:
+    """Unit quaternions ``(w, x, y, z)`` (viser's order) of rotation matrices ``R (..., 3, 3)``."""
+    from viser.transforms import SO3
+
+    return np.asarray(SO3.from_matrix(np.asarray(R, dtype=float)).wxyz)
+
+
+def _rgb255(c):
+    return tuple(round(255 * float(x)) for x in np.asarray(c)[:3])
+
+
+class Viewer:
+    """A running viewer (returned by :func:`view`): ``url``, :meth:`show` a configuration,
+    :meth:`seek` a time of the trajectory, :meth:`play` / :meth:`pause`, :meth:`close`.
+    Usable as a context manager; shown inline in Jupyter (an iframe of ``url``)."""
+
+    def __init__(self, model, q=None, trajectory=None, *, host="127.0.0.1", port=8080, geometry="auto",
+                 frames=False, com=True):
+        viser = _viser()
+        self.model = model
+        self.parts = _scene.parts(model, geometry, stacklevel=4)
+        self.trajectory = None if trajectory is None else _samples(trajectory)
+        nq = getattr(model, "nq", model.n)
+        if self.trajectory is not None and self.trajectory[1].shape[1] != nq:
+            raise InputError(f"the trajectory's q has {self.trajectory[1].shape[1]} columns, the model {nq}")
+        self._q = _scene.neutral(model) if q is None else np.array(q, dtype=float).reshape(-1)
+        if self._q.shape != (nq,) or not np.all(np.isfinite(self._q)):
+            raise InputError(f"q must be {nq} finite numbers (model.joint_names order), got shape {np.shape(q)}")
+        if self.trajectory is not None:
+            self._q = self.trajectory[1][0].copy()
+        self._lock = threading.RLock()
+        self._closed = False
+        self._playing = threading.Event()
+        self._step = threading.Lock()   # held by the player over one step; pause() waits for it
+        with contextlib.redirect_stdout(io.StringIO()):   # viser's banner: our url says the same
+            self.server = viser.ViserServer(host=host, port=port, verbose=False)
+        self.host, self.port = host, int(self.server.get_port())
+        shown = "localhost" if host in ("0.0.0.0", "::", "") else host
+        self.url = f"http://{shown}:{self.port}"
+        self.server.gui.configure_theme(control_layout="floating", show_logo=False)
+        self._build_scene(frames, com)
+        self._build_gui(frames, com)
+        if self.trajectory is not None:
+            self.seek(float(self.trajectory[0][0]))
+        else:
+            self.show(self._q)
+        self._player = threading.Thread(target=self._play_loop, name="screwdyn-viewer-play", daemon=True)
+        self._player.start()
+
+    # ------------------------------------------------------------------ scene
+    def _build_scene(self, frames, com):
+        model, sc = self.model, self.server.scene
+        r = _scene.link_radius(model)
+        up = _scene.up_rotation(model)
+        sc.set_up_direction(tuple(up.T @ np.array([0.0, 0.0, 1.0])))
+        used = sorted({p.frame for p in self.parts})
+        self.frame_nodes = {}
+        for k, name in enumerate(model.frame_names):
+            self.frame_nodes[k] = sc.add_frame(f"/robot/{_scene._node(name)}", show_axes=bool(frames),
+                                               axes_length=4 * r, axes_radius=0.3 * r, visible=True)
+        self._frames_used = used
+        self.nodes = {}   # part name -> scene handle: one per part
+        for p in self.parts:
+            C = np.asarray(p.face_colors)
+            node = f"/robot/{p.name}"
+            kw = {"wxyz": wxyz(p.pose[:3, :3]), "position": p.pose[:3, 3]}
+            if np.allclose(C, C[0]):
+                h = sc.add_mesh_simple(node, p.vertices, p.faces, color=_rgb255(C[0]), flat_shading=False, **kw)
+            else:
+                h = sc.add_mesh_trimesh(node, _trimesh(p.vertices, p.faces, C), **kw)
+            self.nodes[p.name] = h
+        V, F, C = _scene.com_marker(1.6 * r)
+        self.com_node = sc.add_mesh_trimesh("/com", _trimesh(V, F, C), visible=bool(com))
+        # a floor grid under the robot, as the renderer's floor
+        P = _scene.world_vertices(self.parts, np.asarray(_poses(model, self._q))) @ up.T
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        size = max(float(np.max(hi[:2] - lo[:2])), float(hi[2] - min(lo[2], 0.0)), 0.2)
+        from .renderer import _tile
+        cell = _tile(size)
+        centre = up.T @ np.array([0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), min(lo[2], 0.0)])
+        half = np.ceil(2.0 * size / cell) * cell
+        sc.add_grid("/floor", 2 * half, 2 * half, plane="xy", cell_size=cell, section_size=5 * cell,
+                    wxyz=wxyz(up.T), position=centre)
+        cam = Camera.fit(P, 16, 10, fill=0.75)
+        self.server.initial_camera.position = tuple(up.T @ np.asarray(cam.position))
+        self.server.initial_camera.look_at = tuple(up.T @ np.asarray(cam.target))
+        self.server.initial_camera.up = tuple(up.T @ np.array([0.0, 0.0, 1.0]))
+
+    # ------------------------------------------------------------------ GUI
+    def _build_gui(self, frames, com):
+        gui, model = self.server.gui, self.model
+        if self.trajectory is not None:
+            t = self.trajectory[0]
+            with gui.add_folder("trajectory"):
+                step = float(np.min(np.diff(t))) if len(t) > 1 else 1.0
+                self.time_slider = gui.add_slider("time [s]", float(t[0]), float(max(t[-1], t[0] + step)),
+                                                  step=max(step, 1e-6), initial_value=float(t[0]))
+                self.play_button = gui.add_button("Play", icon=None)
+                self.speed = gui.add_slider("speed", 0.1, 4.0, step=0.1, initial_value=1.0)
+                self.loop = gui.add_checkbox("loop", initial_value=True)
+            self.time_slider.on_update(lambda _: self._on_time())
+            self.play_button.on_click(lambda _: self.pause() if self._playing.is_set() else self.play())
+        else:
+            self.joint_sliders = {}
+            with gui.add_folder("joints", expand_by_default=len(_scalar_joints(model)) <= 12):
+                for name, i in _scalar_joints(model):
+                    lo, hi = model.q_lower[i], model.q_upper[i]
+                    span = np.pi if model.joint_type[i] == 0 else 1.0
+                    lo = lo if np.isfinite(lo) else min(-span, self._q[i])
+                    hi = hi if np.isfinite(hi) else max(span, self._q[i])
+                    s = gui.add_slider(name, float(lo), float(hi), step=float((hi - lo) / 1000),
+                                       initial_value=float(np.clip(self._q[i], lo, hi)))
+                    s.on_update(lambda ev, i=i: self._on_joint(i, ev.target.value))
+                    self.joint_sliders[name] = s
+        with gui.add_folder("show"):
+            self.show_frames = gui.add_checkbox("link frames", initial_value=bool(frames))
+            self.show_com = gui.add_checkbox("centre of mass", initial_value=bool(com))
+            self.show_geometry = gui.add_checkbox("geometry", initial_value=True)
+        self.show_frames.on_update(lambda ev: self._set_frames(ev.target.value))
+        self.show_com.on_update(lambda ev: setattr(self.com_node, "visible", bool(ev.target.value)))
+        self.show_geometry.on_update(lambda ev: self._set_geometry(ev.target.value))
+
+    def _set_frames(self, on):
+        with self.server.atomic():
+            for h in self.frame_nodes.values():
+                h.show_axes = bool(on)
+
+    def _set_geometry(self, on):
+        with self.server.atomic():
+            for h in self.nodes.values():
+                h.visible = bool(on)
+
+    def _on_joint(self, i, value):
+        with self._lock:
+            q = self._q.copy()
+            q[i] = value
+        self.show(q)
+
+    def _on_time(self):
+        t, Q = self.trajectory
+        k = int(np.clip(np.searchsorted(t, self.time_slider.value - 1e-9), 0, len(t) - 1))
+        self._show(Q[k])
+
+    # ------------------------------------------------------------------ API
+    @property
+    def q(self) -> np.ndarray:
+        """The configuration shown."""
+        return self._q.copy()
+
+    def show(self, q):
+        """Show configuration ``q`` (one state, ``model.joint_names`` order)."""
+        q = np.array(q, dtype=float).reshape(-1)
+        self._show(q)
+        if self.trajectory is None:
+            for name, i in _scalar_joints(self.model):
+                s = self.joint_sliders.get(name)
+                if s is not None and abs(s.value - q[i]) > 1e-12 and s.min <= q[i] <= s.max:
+                    s.value = float(q[i])
+
+    def _show(self, q):
+        import screwdyn
+
+        T = np.asarray(_poses(self.model, q))
+        Rq = wxyz(T[:, :3, :3])
+        with self._lock, self.server.atomic():
+            self._q = q
+            for k, h in self.frame_nodes.items():
+                h.position = T[k, :3, 3]
+                h.wxyz = Rq[k]
+            if self.model.total_mass > 0:
+                self.com_node.position = np.asarray(screwdyn.center_of_mass(self.model, q))
+
+    def seek(self, t):
+        """Show the trajectory's sample at time ``t`` (moves the time slider)."""
+        if self.trajectory is None:
+            raise InputError("seek: this viewer shows one configuration, not a trajectory")
+        lo, hi = self.time_slider.min, self.time_slider.max
+        value = float(np.clip(t, lo, hi))
+        if self.time_slider.value == value:
+            self._on_time()
+        else:
+            self.time_slider.value = value   # calls _on_time, as a move of the slider in the page does
+
+    def play(self):
+        """Play the trajectory from the time shown (in real time times the speed slider)."""
+        if self.trajectory is None:
+            raise InputError("play: this viewer shows one configuration, not a trajectory")
+        self.play_button.label = "Pause"
+        self._playing.set()
+
+    def pause(self):
+        """Stop playing; when it returns, the time shown no longer changes."""
+        with self._step:
+            self._playing.clear()
+        if self.trajectory is not None:
+            self.play_button.label = "Play"
+
+    def _play_loop(self):
+        last = time.perf_counter()
+        while not self._closed:
+            if not self._playing.wait(timeout=0.2):
+                last = time.perf_counter()
+                continue
+            time.sleep(1 / 30)
+            with self._step:
+                now = time.perf_counter()
+                dt, last = now - last, now
+                if self._closed:
+                    break
+                if not self._playing.is_set():
+                    continue
+                t = self.time_slider.value + dt * self.speed.value
+                if t >= self.time_slider.max:
+                    if self.loop.value:
+                        t = self.time_slider.min
+                    else:
+                        t = self.time_slider.max
+                        self._playing.clear()
+                        self.play_button.label = "Play"
+                try:
+                    self.seek(t)
+                except Exception:  # noqa: BLE001 - the server stopped under us
+                    break
+
+    def wait(self):
+        """Serve until interrupted (Ctrl+C), then close."""
+        try:
+            while not self._closed:
+                time.sleep(0.2)
+        finally:
+            self.close()
+
+    def close(self):
+        """Stop the server (the page goes blank); idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._playing.set()   # wake the player thread so that it ends
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.server.stop()
+        self._player.join(timeout=2)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        what = f"{len(self.trajectory[0])} samples" if self.trajectory is not None else "one configuration"
+        return f"Viewer({self.model.name!r}, {what}, {self.url}{', closed' if self._closed else ''})"
+
+    def _repr_html_(self):
+        return (f'<iframe src="{self.url}" width="100%" height="480" style="border:none"></iframe>'
+                f'<p><a href="{self.url}" target="_blank">{self.url}</a></p>')
+
+
+def _poses(model, q):
+    import screwdyn
+
+    return screwdyn.forward_kinematics(model, q)
+
+
+def _samples(trajectory):
+    """``(t (N,), q (N, nq))`` of a :class:`~screwdyn.Trajectory` or a ``(t, q)`` pair."""
+    if isinstance(trajectory, tuple) and len(trajectory) == 2:
+        t, Q = (np.asarray(a, dtype=float) for a in trajectory)
+    elif hasattr(trajectory, "t") and hasattr(trajectory, "q"):
+        t, Q = np.asarray(trajectory.t, dtype=float), np.asarray(trajectory.q, dtype=float)
+    else:
+        raise InputError("trajectory: a screwdyn.Trajectory or a (t, q) pair of arrays")
+    if Q.ndim != 2 or t.shape != (len(Q),) or len(t) == 0 or np.any(np.diff(t) <= 0):
+        raise InputError(f"trajectory: t (N,) increasing and q (N, nq), got {t.shape} and {Q.shape}")
+    return t, Q
+
+
+def _scalar_joints(model):
+    """``(joint name, index into q)`` of each joint with one coordinate (a slider each)."""
+    nqs, idx = getattr(model, "nqs", None), getattr(model, "idx_qs", None)
+    if nqs is None or idx is None:
+        return [(name, i) for i, name in enumerate(model.joint_names)]
+    return [(name, int(idx[k])) for k, name in enumerate(model.joint_names) if nqs[k] == 1]
+
+
+def _trimesh(V, F, C):
+    import trimesh
+
+    return trimesh.Trimesh(vertices=V, faces=F, face_colors=(np.asarray(C) * 255).round().astype(np.uint8),
+                           process=False)
+
+
+def view(model, q=None, *, host="127.0.0.1", port=8080, geometry="auto", frames=False, com=True) -> Viewer:
+    """Show ``model`` in a web browser; returns at once with a :class:`Viewer` (``.url``, ``.close()``).
+
+    ``q``: a configuration (default: the zero one), with a slider per joint in the page; or a
+    :class:`~screwdyn.Trajectory` (or a ``(t, q)`` pair), with a time slider, play/pause, speed and
+    loop. The geometry is the URDF's visuals, or a stick figure with volume for a model without
+    (``geometry``, as :func:`screwdyn.render`); ``frames`` shows every link frame's axes, ``com``
+    the centre of mass (both can be switched in the page).
+
+    The server listens on ``host:port`` (the next free port when that one is taken; ``port=0``:
+    any). The default ``127.0.0.1`` serves this machine only: from another one, forward the port
+    over SSH (``ssh -L 8080:localhost:8080 user@this-machine``, then open http://localhost:8080
+    there), or pass ``host="0.0.0.0"`` to serve the network. Needs viser and trimesh
+    (``pip install 'screwdyn[viewer]'``).
+    """
+    kw = {"host": host, "port": port, "geometry": geometry, "frames": frames, "com": com}
+    if hasattr(q, "t") and hasattr(q, "q") or (isinstance(q, tuple) and len(q) == 2 and np.ndim(q[1]) == 2):
+        return Viewer(model, trajectory=q, **kw)
+    return Viewer(model, q, **kw)

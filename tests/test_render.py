@@ -255,3 +255,26 @@ def test_animation_gif_and_mp4(tmp_path):
     n = animate(model, (t, Q), tmp_path / "a.mp4", fps=8, width=63, height=48, label=False)
     reader = imageio.get_reader(tmp_path / "a.mp4")
     assert reader.count_frames() == n and reader.get_data(0).shape == (48, 64, 3)
+
+
+def test_cli_render_picture_and_video(tmp_path, capsys):
+    from PIL import Image
+
+    from screwdyn.cli import main
+
+    png = tmp_path / "ur5.png"
+    assert main(["render", "ur5", "--q", "0", "-pi/2", "0", "0", "0", "0", "-o", str(png), "--width", "80",
+                 "--height", "60", "--azimuth", "30", "--com"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "wrote" in capsys.readouterr().out
+    np.testing.assert_array_equal(
+        np.asarray(Image.open(png)),
+        render(screwdyn.models.load("ur5"), [0, -np.pi / 2, 0, 0, 0, 0], width=80, height=60,
+               camera={"azimuth": 30.0}, com=True))
+    traj = screwdyn.simulate(screwdyn.models.load("pendulum"), np.array([1.0]), np.zeros(1), duration=0.2, dt=0.01)
+    traj.to_npz(tmp_path / "p.npz")
+    gif = tmp_path / "p.gif"
+    assert main(["render", "pendulum", "--trajectory", str(tmp_path / "p.npz"), "--animate", str(gif),
+                 "--fps", "10", "--width", "48", "--height", "40"]) == 0
+    assert gif.read_bytes()[:6] == b"GIF89a"
+    assert main(["render", "pendulum", "--animate", str(gif)]) == 2
+    assert "--animate needs --trajectory" in capsys.readouterr().err

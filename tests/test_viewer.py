@@ -148,10 +148,12 @@ def test_trajectory_view_of_a_simulation():
         bare.view()
 
 
-def test_cli_view_prints_the_url_and_serves_until_interrupted(tmp_path):
+@pytest.mark.parametrize("command", [("view", "planar_2r", "--q", "0.5", "-0.5"),
+                                     ("simulate", "pendulum", "--duration", "0.1", "--quiet", "--view")])
+def test_cli_prints_the_url_and_serves_until_interrupted(command):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "screwdyn", "view", "planar_2r", "--q", "0.5", "-0.5",
-                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "screwdyn", *command, "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()
         assert line.startswith("screwdyn: viewer at http://127.0.0.1:"), (line, proc.stderr.read())

@@ -161,7 +161,7 @@ class Renderer:
         size = max(float(np.max(hi[:2] - lo[:2])), float(hi[2] - floor_z), 0.2) if span is None else span[1]
         radius = 1.6 * size + 0.3
         shadow, x0, cell = self._shadow(Vw, floor_z, centre, radius)
-        floor(img, zbuf, R, pos, f, float(floor_z), _tile(size), np.array(_FLOOR[0]), np.array(_FLOOR[1]),
+        floor(img, zbuf, R, pos, f, float(floor_z), _scene.floor_tile(size), np.array(_FLOOR[0]), np.array(_FLOOR[1]),
               self.background, shadow, x0, cell, np.asarray(centre, dtype=float), radius)
 
     def _shadow(self, Vw, floor_z, centre, radius, n=320):
@@ -179,14 +179,6 @@ class Renderer:
         ids = np.full((n, n), -1, dtype=np.int64)
         rasterize((P[:, 0] - x0[0]) / cell, (P[:, 1] - x0[1]) / cell, np.ones(len(P)), self.faces, zb, ids)
         return gaussian_filter((ids >= 0).astype(float), sigma=1.5), x0, cell
-
-
-def _tile(size):
-    """A round floor tile (1, 2 or 5 times a power of ten) of about a fifth of ``size``."""
-    x = max(size / 5, 1e-3)
-    e = np.floor(np.log10(x))
-    m = x / 10**e
-    return float((1 if m < 1.5 else 2 if m < 3.5 else 5) * 10**e)
 
 
 def _floor_height(Vw):
@@ -246,12 +238,7 @@ def animate(model, trajectory, path, *, fps=25, speed=1.0, max_frames=600, camer
     ext = path.suffix.lower()
     if ext not in (".gif", ".mp4"):
         raise InputError(f"animation file must end in .gif or .mp4, got {path.name!r}")
-    if isinstance(trajectory, tuple) and len(trajectory) == 2:
-        t, Q = (np.asarray(a, dtype=float) for a in trajectory)
-    else:
-        t, Q = np.asarray(trajectory.t, dtype=float), np.asarray(trajectory.q, dtype=float)
-    if Q.ndim != 2 or len(t) != len(Q) or len(t) == 0:
-        raise InputError(f"trajectory: t (N,) and q (N, nq) with one row per time, got {t.shape} and {Q.shape}")
+    t, Q = _scene.samples(trajectory)
     if not (fps > 0 and speed > 0):
         raise InputError(f"fps and speed must be positive, got {fps!r} and {speed!r}")
     if ext == ".mp4":

@@ -29,21 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from ..geometry import VisualWarning
 
-__all__ = [
-    "DEFAULT_COLOR",
-    "GEOMETRIES",
-    "Part",
-    "axes",
-    "box",
-    "capsule",
-    "com_marker",
-    "cylinder",
-    "parts",
-    "read_mesh",
-    "sphere",
-]
+__all__ = ["BASE_COLOR", "DEFAULT_COLOR", "GEOMETRIES", "JOINT_COLOR", "LINK_COLOR", "MeshReadError", "Part",
+           "axes", "box", "capsule", "com_marker", "cylinder", "floor_tile", "link_radius", "neutral", "node_name",
+           "parts", "read_mesh", "samples", "skeleton_parts", "sphere", "up_rotation", "world_vertices"]
 
 GEOMETRIES = ("auto", "visual", "skeleton")
 DEFAULT_COLOR = (0.78, 0.79, 0.81, 1.0)   # a visual with no colour of its own
@@ -304,11 +295,12 @@ def _visual_parts(model, stacklevel):
         else:
             V, F, C = sphere(v.size[0], color)
         k = count[v.link] = count.get(v.link, -1) + 1
-        out.append(Part(f"{_node(v.link)}/visual_{k}", frame, np.array(v.origin), V, F, C))
+        out.append(Part(f"{node_name(v.link)}/visual_{k}", frame, np.array(v.origin), V, F, C))
     return out
 
 
-def _node(name):
+def node_name(name):
+    """A frame or link name usable in a "/"-separated node path."""
     return str(name).replace("/", "_").strip() or "_"
 
 
@@ -336,7 +328,7 @@ def skeleton_parts(model):
             if not any(e @ k > (1 - 1e-6) * np.linalg.norm(e) * np.linalg.norm(k) for k in kept):
                 kept.append(e)
         for k, e in enumerate(kept):
-            out.append(Part(f"{_node(model.frame_names[a])}/link_{k}", a, np.eye(4), *capsule(np.zeros(3), e, r)))
+            out.append(Part(f"{node_name(model.frame_names[a])}/link_{k}", a, np.eye(4), *capsule(np.zeros(3), e, r)))
     for i in range(model.n):
         axis = model.joint_axis[i]
         parent = base if model.parent[i] < 0 else body_frame[model.parent[i]]
@@ -349,12 +341,12 @@ def skeleton_parts(model):
                       for x, s in ((model.q_lower[i], -0.5), (model.q_upper[i], 0.5)))
             d = T[:3, :3] @ axis
             rail = capsule(T[:3, 3] + lo * d, T[:3, 3] + hi * d, 0.45 * r, BASE_COLOR, segments=12)
-            out.append(Part(f"{_node(model.frame_names[parent])}/rail_{i}", parent, np.eye(4), *rail))
-        out.append(Part(f"{_node(model.link_names[i])}/joint", body_frame[i], _align_z(axis), V, F, C))
+            out.append(Part(f"{node_name(model.frame_names[parent])}/rail_{i}", parent, np.eye(4), *rail))
+        out.append(Part(f"{node_name(model.link_names[i])}/joint", body_frame[i], _align_z(axis), V, F, C))
     V, F, C = cylinder(3.0 * r, 0.8 * r, BASE_COLOR, segments=36)
     pose = np.eye(4)
     pose[2, 3] = -0.4 * r
-    out.append(Part(f"{_node(model.base_name)}/base", base, pose, V, F, C))
+    out.append(Part(f"{node_name(model.base_name)}/base", base, pose, V, F, C))
     return out
 
 
@@ -374,6 +366,14 @@ def neutral(model):
 
     f = getattr(screwdyn, "neutral", None)
     return np.asarray(f(model)) if f is not None else np.zeros(getattr(model, "nq", model.n))
+
+
+def floor_tile(size):
+    """A round floor tile (1, 2 or 5 times a power of ten) of about a fifth of ``size``."""
+    x = max(size / 5, 1e-3)
+    e = np.floor(np.log10(x))
+    m = x / 10**e
+    return float((1 if m < 1.5 else 2 if m < 3.5 else 5) * 10**e)
 
 
 def up_rotation(model) -> np.ndarray:
@@ -402,3 +402,16 @@ def world_vertices(part_list, T_frames):
         T = T_frames[p.frame] @ p.pose
         out.append(p.vertices @ T[:3, :3].T + T[:3, 3])
     return np.vstack(out) if out else np.zeros((0, 3))
+
+
+def samples(trajectory):
+    """``(t (N,), q (N, nq))`` of a :class:`~screwdyn.Trajectory` or a ``(t, q)`` pair."""
+    if isinstance(trajectory, tuple) and len(trajectory) == 2:
+        t, Q = (np.asarray(a, dtype=float) for a in trajectory)
+    elif hasattr(trajectory, "t") and hasattr(trajectory, "q"):
+        t, Q = np.asarray(trajectory.t, dtype=float), np.asarray(trajectory.q, dtype=float)
+    else:
+        raise InputError("trajectory: a screwdyn.Trajectory or a (t, q) pair of arrays")
+    if Q.ndim != 2 or t.shape != (len(Q),) or len(t) == 0 or np.any(np.diff(t) <= 0):
+        raise InputError(f"trajectory: t (N,) increasing and q (N, nq), got {t.shape} and {Q.shape}")
+    return t, Q

@@ -64,7 +64,7 @@ class Viewer:
         viser = _viser()
         self.model = model
         self.parts = _scene.parts(model, geometry, stacklevel=4)
-        self.trajectory = None if trajectory is None else _samples(trajectory)
+        self.trajectory = None if trajectory is None else _scene.samples(trajectory)
         nq = getattr(model, "nq", model.n)
         if self.trajectory is not None and self.trajectory[1].shape[1] != nq:
             raise InputError(f"the trajectory's q has {self.trajectory[1].shape[1]} columns, the model {nq}")
@@ -101,7 +101,7 @@ class Viewer:
         used = sorted({p.frame for p in self.parts})
         self.frame_nodes = {}
         for k, name in enumerate(model.frame_names):
-            self.frame_nodes[k] = sc.add_frame(f"/robot/{_scene._node(name)}", show_axes=bool(frames),
+            self.frame_nodes[k] = sc.add_frame(f"/robot/{_scene.node_name(name)}", show_axes=bool(frames),
                                                axes_length=4 * r, axes_radius=0.3 * r, visible=True)
         self._frames_used = used
         self.nodes = {}   # part name -> scene handle: one per part
@@ -120,8 +120,7 @@ class Viewer:
         P = _scene.world_vertices(self.parts, np.asarray(_poses(model, self._q))) @ up.T
         lo, hi = P.min(axis=0), P.max(axis=0)
         size = max(float(np.max(hi[:2] - lo[:2])), float(hi[2] - min(lo[2], 0.0)), 0.2)
-        from .renderer import _tile
-        cell = _tile(size)
+        cell = _scene.floor_tile(size)
         centre = up.T @ np.array([0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), min(lo[2], 0.0)])
         half = np.ceil(2.0 * size / cell) * cell
         sc.add_grid("/floor", 2 * half, 2 * half, plane="xy", cell_size=cell, section_size=5 * cell,
@@ -304,19 +303,6 @@ def _poses(model, q):
     import screwdyn
 
     return screwdyn.forward_kinematics(model, q)
-
-
-def _samples(trajectory):
-    """``(t (N,), q (N, nq))`` of a :class:`~screwdyn.Trajectory` or a ``(t, q)`` pair."""
-    if isinstance(trajectory, tuple) and len(trajectory) == 2:
-        t, Q = (np.asarray(a, dtype=float) for a in trajectory)
-    elif hasattr(trajectory, "t") and hasattr(trajectory, "q"):
-        t, Q = np.asarray(trajectory.t, dtype=float), np.asarray(trajectory.q, dtype=float)
-    else:
-        raise InputError("trajectory: a screwdyn.Trajectory or a (t, q) pair of arrays")
-    if Q.ndim != 2 or t.shape != (len(Q),) or len(t) == 0 or np.any(np.diff(t) <= 0):
-        raise InputError(f"trajectory: t (N,) increasing and q (N, nq), got {t.shape} and {Q.shape}")
-    return t, Q
 
 
 def _scalar_joints(model):

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..geometry import VisualWarning
+from ..model import PRISMATIC, REVOLUTE
 
 __all__ = ["BASE_COLOR", "DEFAULT_COLOR", "GEOMETRIES", "JOINT_COLOR", "LINK_COLOR", "MeshReadError", "Part",
            "axes", "box", "capsule", "com_marker", "cylinder", "floor_tile", "link_radius", "neutral", "node_name",
@@ -329,11 +330,15 @@ def skeleton_parts(model):
                 kept.append(e)
         for k, e in enumerate(kept):
             out.append(Part(f"{node_name(model.frame_names[a])}/link_{k}", a, np.eye(4), *capsule(np.zeros(3), e, r)))
-    for i in range(model.n):
+    fixed_base = True
+    for i in range(len(model.joint_names)):   # a joint per body
         axis = model.joint_axis[i]
         parent = base if model.parent[i] < 0 else body_frame[model.parent[i]]
-        if model.joint_type[i] == 0:
+        if model.joint_type[i] == REVOLUTE:
             V, F, C = cylinder(1.45 * r, 3.6 * r, JOINT_COLOR, segments=28)
+        elif model.joint_type[i] != PRISMATIC:    # a joint of several degrees of freedom: a ball
+            V, F, C = sphere(1.6 * r, JOINT_COLOR)
+            fixed_base &= model.parent[i] >= 0
         else:
             V, F, C = box((2.4 * r, 2.4 * r, 3.6 * r), JOINT_COLOR)
             T = model.T_parent_body[i]
@@ -343,10 +348,11 @@ def skeleton_parts(model):
             rail = capsule(T[:3, 3] + lo * d, T[:3, 3] + hi * d, 0.45 * r, BASE_COLOR, segments=12)
             out.append(Part(f"{node_name(model.frame_names[parent])}/rail_{i}", parent, np.eye(4), *rail))
         out.append(Part(f"{node_name(model.link_names[i])}/joint", body_frame[i], _align_z(axis), V, F, C))
-    V, F, C = cylinder(3.0 * r, 0.8 * r, BASE_COLOR, segments=36)
-    pose = np.eye(4)
-    pose[2, 3] = -0.4 * r
-    out.append(Part(f"{node_name(model.base_name)}/base", base, pose, V, F, C))
+    if fixed_base:   # a plate where the robot is bolted down (none under a floating base)
+        V, F, C = cylinder(3.0 * r, 0.8 * r, BASE_COLOR, segments=36)
+        pose = np.eye(4)
+        pose[2, 3] = -0.4 * r
+        out.append(Part(f"{node_name(model.base_name)}/base", base, pose, V, F, C))
     return out
 
 

@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
+from ..model import REVOLUTE
 from . import scene as _scene
 from .camera import Camera
 
@@ -147,9 +148,9 @@ class Viewer:
         else:
             self.joint_sliders = {}
             with gui.add_folder("joints", expand_by_default=len(_scalar_joints(model)) <= 12):
-                for name, i in _scalar_joints(model):
+                for name, k, i in _scalar_joints(model):
                     lo, hi = model.q_lower[i], model.q_upper[i]
-                    span = np.pi if model.joint_type[i] == 0 else 1.0
+                    span = np.pi if model.joint_type[k] == REVOLUTE else 1.0
                     lo = lo if np.isfinite(lo) else min(-span, self._q[i])
                     hi = hi if np.isfinite(hi) else max(span, self._q[i])
                     s = gui.add_slider(name, float(lo), float(hi), step=float((hi - lo) / 1000),
@@ -196,7 +197,7 @@ class Viewer:
         q = np.array(q, dtype=float).reshape(-1)
         self._show(q)
         if self.trajectory is None:
-            for name, i in _scalar_joints(self.model):
+            for name, _, i in _scalar_joints(self.model):
                 s = self.joint_sliders.get(name)
                 if s is not None and abs(s.value - q[i]) > 1e-12 and s.min <= q[i] <= s.max:
                     s.value = float(q[i])
@@ -306,11 +307,11 @@ def _poses(model, q):
 
 
 def _scalar_joints(model):
-    """``(joint name, index into q)`` of each joint with one coordinate (a slider each)."""
+    """``(joint name, joint index, index into q)`` of each joint with one coordinate (a slider each)."""
     nqs, idx = getattr(model, "nqs", None), getattr(model, "idx_qs", None)
     if nqs is None or idx is None:
-        return [(name, i) for i, name in enumerate(model.joint_names)]
-    return [(name, int(idx[k])) for k, name in enumerate(model.joint_names) if nqs[k] == 1]
+        return [(name, k, k) for k, name in enumerate(model.joint_names)]
+    return [(name, k, int(idx[k])) for k, name in enumerate(model.joint_names) if nqs[k] == 1]
 
 
 def _trimesh(V, F, C):

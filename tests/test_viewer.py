@@ -31,7 +31,8 @@ URDF = f"""<robot name="two_link">
   <link name="upper">{INERTIAL}
     <visual><origin xyz="0 0 0.2"/><geometry><box size="0.05 0.05 0.4"/></geometry><material name="blue"/></visual>
     <visual><geometry><mesh filename="package://not_installed/upper.stl"/></geometry></visual>
-    <visual><geometry><mesh filename="broken.stl"/></geometry></visual></link>
+    <visual><geometry><mesh filename="broken.stl"/></geometry></visual>
+    <visual><origin xyz="0 0 0.4"/><geometry><mesh filename="tetra.stl" scale="0.1 0.1 0.1"/></geometry></visual></link>
   <link name="lower">{INERTIAL}
     <visual><origin xyz="0 0 0.15"/><geometry><cylinder radius="0.03" length="0.3"/></geometry></visual></link>
   <link name="hand"><visual><geometry><sphere radius="0.04"/></geometry></visual></link>
@@ -43,10 +44,17 @@ URDF = f"""<robot name="two_link">
 </robot>"""
 
 
+TETRA = "solid t\n" + "".join(
+    "facet normal 0 0 0\nouter loop\n" + "".join(f"vertex {x} {y} {z}\n" for x, y, z in tri) + "endloop\nendfacet\n"
+    for tri in [((0, 0, 0), (0, 1, 0), (1, 0, 0)), ((0, 0, 0), (1, 0, 0), (0, 0, 1)),
+                ((0, 0, 0), (0, 0, 1), (0, 1, 0)), ((1, 0, 0), (0, 1, 0), (0, 0, 1))]) + "endsolid t\n"
+
+
 @pytest.fixture
 def two_link(tmp_path, monkeypatch):
     monkeypatch.delenv("ROS_PACKAGE_PATH", raising=False)
     (tmp_path / "broken.stl").write_bytes(b"\x00 not a mesh" * 4)
+    (tmp_path / "tetra.stl").write_text(TETRA)
     (tmp_path / "two_link.urdf").write_text(URDF)
     with pytest.warns(VisualWarning, match="not_installed"):
         return screwdyn.load_urdf(tmp_path / "two_link.urdf")
@@ -73,14 +81,15 @@ def port_is_free(port):
 
 
 def test_one_node_per_visual_that_can_be_drawn(two_link):
-    """Four of the six visuals can be drawn (a mesh not found, one unreadable: warnings): four mesh
+    """Five of the seven visuals can be drawn (a mesh not found, one unreadable: warnings): five mesh
     nodes, each under its link's frame node, whose pose is forward_kinematics at q."""
     q = np.array([0.4, -0.9])
     with pytest.warns(VisualWarning, match="broken.stl' cannot be read"):
         v = view(two_link, q, port=0)
     try:
         assert v.url == f"http://127.0.0.1:{v.port}" and v.port > 0
-        assert sorted(v.nodes) == ["base/visual_0", "hand/visual_0", "lower/visual_0", "upper/visual_0"]
+        assert sorted(v.nodes) == ["base/visual_0", "hand/visual_0", "lower/visual_0", "upper/visual_0",
+                                   "upper/visual_3"]
         registry = v.server.scene._handle_from_node_name   # viser's own scene tree (private, read only)
         for name, h in v.nodes.items():
             assert isinstance(h, viser.MeshHandle) and registry[f"/robot/{name}"] is h
@@ -127,6 +136,21 @@ def test_trajectory_time_slider_and_play(two_link):
         with pytest.raises(InputError, match="trajectory"), warnings.catch_warnings():
             warnings.simplefilter("ignore", VisualWarning)
             view(two_link, (t, Q[:, :1]), port=0)
+    finally:
+        v.close()
+
+
+def test_floating_base_robot_sliders_for_its_joints_only():
+    """solo12 floats (a free-flyer: 7 entries of q, a quaternion among them): a slider for each of its
+    12 joints, none for the base; the frames where forward_kinematics puts them at its home pose."""
+    model, q = screwdyn.models.load("solo12"), screwdyn.models.home("solo12")
+    v = view(model, q, port=0)
+    try:
+        assert model.nq == 19 and len(v.joint_sliders) == 12 and "root_joint" not in v.joint_sliders
+        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(model, q), atol=1e-6)
+        v.joint_sliders["FL_KFE"].value = -1.0
+        i = model.idx_qs[model.joint_index("FL_KFE")]
+        assert v.q[i] == -1.0 and np.array_equal(np.delete(v.q, i), np.delete(q, i))
     finally:
         v.close()
 

@@ -364,8 +364,8 @@ def _trajectory_file(path, model):
         traj = Trajectory.from_npz(path)
         t, Q = traj.t, traj.q
     else:
-        data = np.genfromtxt(path, delimiter=",", names=True)
-        cols = [f"q_{jn}" for jn in model.joint_names]
+        data = np.genfromtxt(path, delimiter=",", names=True, deletechars="")
+        cols = [f"q_{name}" for name in model.q_names]
         missing = [c for c in ["t"] + cols if c not in data.dtype.names]
         if missing:
             raise CLIError(f"{path}: no columns {missing} (a CSV of 'screwdyn simulate --csv' for this model)")

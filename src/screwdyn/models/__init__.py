@@ -208,9 +208,14 @@ def _load_bundled(name: str, floating_base=False):
     from ..inertia import InertiaWarning
     from ..io.urdf import load_urdf
 
+    from ..geometry import VisualWarning
+
     with warnings.catch_warnings():
         if name in _QUIET_INERTIA:
             warnings.simplefilter("ignore", InertiaWarning)
+        # the meshes of solo12 and talos_reduced are example-robot-data's: optional (without them the
+        # viewer draws a stick figure), so not a warning on every load
+        warnings.simplefilter("ignore", VisualWarning)
         return load_urdf(path(name), floating_base=floating_base or name in _FLOATING)
 
 

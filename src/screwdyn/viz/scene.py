@@ -15,7 +15,9 @@ frame at ``q`` is ::
   robots): a capsule from each body's frame origin to each child body's (and to the extra frames of
   the leaf bodies: tool, end effector), a cylinder along each revolute joint's axis, a box on each
   prismatic joint and a rail along its travel, and a plate at the base.
-* ``geometry="auto"`` (the default): the visuals when any can be drawn, else the skeleton.
+* ``geometry="auto"`` (the default): the visuals, unless there are none or not one of the URDF's
+  meshes was found (a robot whose meshes are not installed would show only its small primitives):
+  then the skeleton.
 
 Primitives are built with NumPy only, so bundled robots render without the optional packages.
 """
@@ -268,14 +270,27 @@ def parts(model, geometry="auto", stacklevel=3) -> list:
     out = []
     if geometry in ("auto", "visual"):
         out = _visual_parts(model, stacklevel + 1)
-    if geometry == "skeleton" or (geometry == "auto" and not out):
-        out = skeleton_parts(model)
+    meshes = [v for v in model.visuals if v.kind == "mesh"]
+    drawn_meshes = sum(p.name in _mesh_names(model) for p in out)
+    if geometry == "skeleton" or (geometry == "auto" and (not out or (meshes and not drawn_meshes))):
+        out = skeleton_parts(model)   # auto: no visuals, or not one of its meshes found (a bare robot)
     return out
+
+
+def _mesh_names(model):
+    """The part names that the mesh visuals of ``model`` get (``link/visual_k``: the k-th <visual>)."""
+    names, count = set(), {}
+    for v in model.visuals:
+        k = count[v.link] = count.get(v.link, -1) + 1
+        if v.kind == "mesh":
+            names.add(f"{node_name(v.link)}/visual_{k}")
+    return names
 
 
 def _visual_parts(model, stacklevel):
     out, count = [], {}
     for v in model.visuals:
+        k = count[v.link] = count.get(v.link, -1) + 1    # the k-th <visual> of its link names its node
         frame = model.frame_index(v.link)
         color = DEFAULT_COLOR if v.color is None else v.color
         if v.kind == "mesh":
@@ -295,7 +310,6 @@ def _visual_parts(model, stacklevel):
             V, F, C = cylinder(v.size[0], v.size[1], color)
         else:
             V, F, C = sphere(v.size[0], color)
-        k = count[v.link] = count.get(v.link, -1) + 1
         out.append(Part(f"{node_name(v.link)}/visual_{k}", frame, np.array(v.origin), V, F, C))
     return out
 

@@ -215,6 +215,65 @@ def test_missing_meshes_warn_once_each_and_are_kept_unresolved(tmp_path, monkeyp
 
 def test_visual_checks_its_fields():
     with pytest.raises(ValueError, match="kind"):
-        Visual("a", "capsule", np.eye(4), (1.0,))
+        Visual("a", "cone", np.eye(4), (1.0,))
     v = Visual("a", "sphere", np.eye(4), [0.1], color=[1, 0, 0, 1])
     assert v.size == (0.1,) and v.color == (1.0, 0.0, 0.0, 1.0) and "sphere" in repr(v)
+
+
+# ---------------------------------------------------------------------------- MJCF geoms
+MJCF = """<mujoco model="shapes">
+  <asset>
+    <material name="red" rgba="0.9 0.1 0.1 1"/>
+    <mesh name="wedge" vertex="0 0 0  0.2 0 0  0 0.1 0  0 0 0.3" face="0 2 1  0 1 3  0 3 2  1 2 3" scale="1 2 1"/>
+  </asset>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.1"/>
+    <body name="torso" pos="0.1 0 1" quat="0.9 0.1 0.3 0">
+      <freejoint name="root"/>
+      <geom name="box" type="box" size="0.1 0.2 0.05" pos="0 0 0.1" euler="10 20 30"/>
+      <geom name="hidden" type="sphere" size="0.1" group="3"/>
+      <geom name="clear" type="sphere" size="0.1" rgba="1 1 1 0"/>
+      <body name="arm" pos="0.3 0 0">
+        <joint name="shoulder" type="hinge" axis="0 1 0" pos="0 0 0.05"/>
+        <geom name="upper" type="capsule" fromto="0 0 0 0.4 0 0.1" size="0.03" material="red"/>
+        <geom name="blob" type="ellipsoid" size="0.05 0.03 0.02" pos="0.4 0 0"/>
+        <body name="hand" pos="0.4 0 0">
+          <joint name="wrist" type="ball"/>
+          <geom name="palm" type="cylinder" size="0.02 0.04" euler="0 90 0"/>
+          <geom name="wedge" type="mesh" mesh="wedge" pos="0.05 0 0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_mjcf_geoms_are_where_mujoco_puts_them(rng):
+    """load_mjcf keeps the geoms MuJoCo's viewer shows (not the plane, group 3, transparent ones):
+    at a random state, frame_pose(body) @ origin is MuJoCo's geom_xpos / geom_xmat; sizes as MuJoCo's
+    (capsule and cylinder lengths are twice its half-lengths); a mesh as MuJoCo compiled it."""
+    mujoco = pytest.importorskip("mujoco", reason="MJCF needs MuJoCo (pip install 'screwdyn[mjcf]')")
+    model = screwdyn.load_mjcf(MJCF)
+    m = mujoco.MjModel.from_xml_string(MJCF)
+    d = mujoco.MjData(m)
+    assert [v.name for v in model.visuals] == ["box", "upper", "blob", "palm", "wedge"]
+    qpos = m.qpos0 + rng.normal(size=m.nq) * 0.5
+    for a in (3, m.jnt_qposadr[2]):      # the free and the ball joint's quaternions
+        qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    d.qpos[:] = qpos
+    mujoco.mj_forward(m, d)
+    q = screwdyn.from_mujoco(model, qpos)[0]
+    for v in model.visuals:
+        g = m.geom(v.name).id
+        T = screwdyn.frame_pose(model, q, v.link) @ v.origin
+        np.testing.assert_allclose(T[:3, 3], d.geom_xpos[g], atol=1e-12, err_msg=v.name)
+        np.testing.assert_allclose(T[:3, :3], d.geom_xmat[g].reshape(3, 3), atol=1e-12, err_msg=v.name)
+    by = {v.name: v for v in model.visuals}
+    assert by["upper"].kind == "capsule" and by["upper"].size == pytest.approx((0.03, np.hypot(0.4, 0.1)))
+    assert by["upper"].color == pytest.approx((0.9, 0.1, 0.1, 1.0))
+    assert by["palm"].size == pytest.approx((0.02, 0.08)) and by["box"].size == pytest.approx((0.2, 0.4, 0.1))
+    assert by["blob"].kind == "ellipsoid" and by["blob"].size == pytest.approx((0.05, 0.03, 0.02))
+    w = by["wedge"]
+    i = m.geom_dataid[m.geom("wedge").id]
+    np.testing.assert_array_equal(w.vertices, m.mesh_vert[m.mesh_vertadr[i]:m.mesh_vertadr[i] + 4])
+    assert w.faces.shape == (4, 3) and w.path is None

@@ -396,7 +396,10 @@ def load_mjcf(source, *, strict=False) -> Model:
     mj_order = tuple(joint_names)
     if model.joint_names != mj_order:   # both are depth-first in declaration order
         raise ModelError(f"{label}: internal error: joint order {model.joint_names} differs from MuJoCo's {mj_order}")
-    return model
+    from .visuals import mjcf_visuals   # the geoms, for the viewer (the dynamics ignore them)
+
+    visuals = mjcf_visuals(m, body_names)
+    return model.replace(visuals=visuals) if visuals else model
 
 
 # ---------------------------------------------------------------------------- accelerations

@@ -1,7 +1,8 @@
-"""The ``<visual>`` elements of a URDF: geometry, origin, material, and where each mesh file is.
+"""The ``<visual>`` elements of a URDF: geometry, origin, material, and where each mesh file is
+(and the geoms of an MJCF model).
 
-:func:`read_visuals` is called by :func:`screwdyn.load_urdf`; it gives the
-:class:`~screwdyn.geometry.Visual` records of ``model.visuals``. Mesh files are not read here
+:func:`read_visuals` is called by :func:`screwdyn.load_urdf` (:func:`mjcf_visuals` by
+:func:`screwdyn.load_mjcf`); it gives the :class:`~screwdyn.geometry.Visual` records of ``model.visuals``. Mesh files are not read here
 (:mod:`screwdyn.viz` reads them when it draws), only found:
 
 * ``package://PKG/rest``: the package folder ``PKG`` is looked for, in this order, in each entry
@@ -35,7 +36,7 @@ from .urdf import (
     _origin,
 )
 
-__all__ = ["read_visuals", "resolve_mesh", "source_dir"]
+__all__ = ["mjcf_visuals", "read_visuals", "resolve_mesh", "source_dir"]
 
 
 def source_dir(source) -> Path | None:
@@ -107,6 +108,43 @@ def _read_visual(el, ln, owner, materials, packages, stacklevel):
     if min(size) < 0:
         raise URDFError(f"{where} <{kind}>: sizes must not be negative, got {tuple(float(v) for v in size)}")
     return Visual(ln, kind, origin, size, **common)
+
+
+def mjcf_visuals(m, body_names) -> tuple:
+    """The geoms of a compiled MuJoCo model ``m`` that MuJoCo's viewer shows by default (groups 0
+    to 2, not transparent; not planes, height fields or SDFs: the floor is the viewer's own), as
+    :class:`~screwdyn.geometry.Visual` records on the frames ``body_names[geom_bodyid]``: primitives
+    with MuJoCo's sizes, meshes by the triangles MuJoCo compiled (scaled and re-centred, as the
+    geom's pose expects); colour the material's, else the geom's ``rgba``."""
+    import mujoco
+
+    kinds = {int(mujoco.mjtGeom.mjGEOM_SPHERE): "sphere", int(mujoco.mjtGeom.mjGEOM_CAPSULE): "capsule",
+             int(mujoco.mjtGeom.mjGEOM_ELLIPSOID): "ellipsoid", int(mujoco.mjtGeom.mjGEOM_CYLINDER): "cylinder",
+             int(mujoco.mjtGeom.mjGEOM_BOX): "box", int(mujoco.mjtGeom.mjGEOM_MESH): "mesh"}
+    out = []
+    for g in range(m.ngeom):
+        kind = kinds.get(int(m.geom_type[g]))
+        rgba = m.mat_rgba[m.geom_matid[g]] if m.geom_matid[g] >= 0 else m.geom_rgba[g]
+        if kind is None or not 0 <= m.geom_group[g] <= 2 or rgba[3] == 0:
+            continue
+        R = np.empty(9)
+        mujoco.mju_quat2Mat(R, m.geom_quat[g])
+        origin = np.eye(4)
+        origin[:3, :3] = R.reshape(3, 3)
+        origin[:3, 3] = m.geom_pos[g]
+        size = m.geom_size[g]
+        extra = {}
+        if kind == "mesh":
+            i = m.geom_dataid[g]
+            V = m.mesh_vert[m.mesh_vertadr[i]:m.mesh_vertadr[i] + m.mesh_vertnum[i]]
+            F = m.mesh_face[m.mesh_faceadr[i]:m.mesh_faceadr[i] + m.mesh_facenum[i]]
+            size, extra = (1.0, 1.0, 1.0), {"vertices": V, "faces": F, "filename": m.mesh(i).name}
+        else:
+            size = {"sphere": size[:1], "capsule": (size[0], 2 * size[1]), "cylinder": (size[0], 2 * size[1]),
+                    "ellipsoid": size, "box": 2 * size}[kind]
+        out.append(Visual(body_names[m.geom_bodyid[g]], kind, origin, size, color=tuple(rgba),
+                          name=m.geom(g).name, **extra))
+    return tuple(out)
 
 
 def resolve_mesh(filename: str, base_dir: Path | None = None) -> Path | None:

@@ -8,9 +8,9 @@ frame at ``q`` is ::
 
 (the kinematics functions, never ``q`` read directly, so that any joint type works). The parts are
 
-* ``geometry="visual"``: the URDF ``<visual>`` elements of ``model.visuals``: mesh files read with
-  trimesh (STL, OBJ, COLLADA through pycollada, and what else trimesh reads), boxes, cylinders and
-  spheres built here. A mesh that was not found or cannot be read is a warning and is left out.
+* ``geometry="visual"``: ``model.visuals`` (the URDF's ``<visual>`` elements, an MJCF's geoms):
+  mesh files read with trimesh (STL, OBJ, COLLADA through pycollada, and what else trimesh reads),
+  meshes given by their triangles, boxes, cylinders, spheres, capsules, ellipsoids built here. A mesh that was not found or cannot be read is a warning and is left out.
 * ``geometry="skeleton"``: a stick figure with volume, for models without visuals (the bundled
   robots): a capsule from each body's frame origin to each child body's (and to the extra frames of
   the leaf bodies: tool, end effector), a cylinder along each revolute joint's axis, a box on each
@@ -293,7 +293,9 @@ def _visual_parts(model, stacklevel):
         k = count[v.link] = count.get(v.link, -1) + 1    # the k-th <visual> of its link names its node
         frame = model.frame_index(v.link)
         color = DEFAULT_COLOR if v.color is None else v.color
-        if v.kind == "mesh":
+        if v.kind == "mesh" and v.vertices is not None:
+            V, F, C = v.vertices * np.asarray(v.size), v.faces, _colors(v.faces, color)
+        elif v.kind == "mesh":
             if v.path is None:
                 continue   # load_urdf warned
             try:
@@ -308,8 +310,13 @@ def _visual_parts(model, stacklevel):
             V, F, C = box(v.size, color)
         elif v.kind == "cylinder":
             V, F, C = cylinder(v.size[0], v.size[1], color)
+        elif v.kind == "capsule":
+            V, F, C = capsule((0.0, 0.0, -0.5 * v.size[1]), (0.0, 0.0, 0.5 * v.size[1]), v.size[0], color, segments=32)
+        elif v.kind == "ellipsoid":
+            V, F, C = sphere(1.0, color, segments=32)
+            V = V * np.asarray(v.size)
         else:
-            V, F, C = sphere(v.size[0], color)
+            V, F, C = sphere(v.size[0], color, segments=32)
         out.append(Part(f"{node_name(v.link)}/visual_{k}", frame, np.array(v.origin), V, F, C))
     return out
 

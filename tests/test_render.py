@@ -176,6 +176,19 @@ def test_bundled_robot_without_meshes_or_trimesh(monkeypatch):
     assert 0.03 < mask.mean() < 0.5
 
 
+def test_meshes_without_trimesh_warn_once_and_draw_the_stick_figure(monkeypatch):
+    from screwdyn.viz.scene import _read_mesh_cached, parts
+
+    monkeypatch.setitem(sys.modules, "trimesh", None)
+    _read_mesh_cached.cache_clear()
+    model = screwdyn.models.load("solo12")            # bundled; its meshes are example-robot-data's STL files
+    with pytest.warns(VisualWarning, match="needs trimesh") as rec:
+        names = {p.name for p in parts(model)}
+    assert len(rec) == 1                              # once, not once per mesh
+    assert any(n.endswith("/joint") for n in names) and not any("/visual_" in n for n in names)
+    _read_mesh_cached.cache_clear()
+
+
 def test_render_writes_png_and_defaults(tmp_path):
     """Defaults: zero configuration, a fitted camera, a floor; the file is the returned image."""
     from PIL import Image

@@ -288,7 +288,7 @@ def _mesh_names(model):
 
 
 def _visual_parts(model, stacklevel):
-    out, count = [], {}
+    out, count, no_trimesh = [], {}, None
     for v in model.visuals:
         k = count[v.link] = count.get(v.link, -1) + 1    # the k-th <visual> of its link names its node
         frame = model.frame_index(v.link)
@@ -296,10 +296,14 @@ def _visual_parts(model, stacklevel):
         if v.kind == "mesh" and v.vertices is not None:
             V, F, C = v.vertices * np.asarray(v.size), v.faces, _colors(v.faces, color)
         elif v.kind == "mesh":
-            if v.path is None:
-                continue   # load_urdf warned
+            if v.path is None or no_trimesh:
+                continue   # load_urdf warned; or said once below
             try:
                 V, F, C = read_mesh(v.path, v.size)
+            except ImportError as e:
+                no_trimesh = e
+                warnings.warn(f"{e}; the meshes of {model.name!r} are not drawn", VisualWarning, stacklevel=stacklevel)
+                continue
             except (OSError, MeshReadError) as e:
                 warnings.warn(f"link {v.link!r}: mesh {v.path!r} cannot be read ({e}); it is not drawn",
                               VisualWarning, stacklevel=stacklevel)

@@ -60,15 +60,17 @@ def two_link(tmp_path, monkeypatch):
         return screwdyn.load_urdf(tmp_path / "two_link.urdf")
 
 
-def frame_poses(v):
-    """The poses the viewer gave its frame nodes, ``(k, 4, 4)``."""
+def assert_frames_at(v, q):
+    """The frame nodes that carry geometry (every frame while the link frames are shown) are where
+    forward_kinematics puts the frames at ``q``."""
     from viser.transforms import SO3
 
-    T = np.tile(np.eye(4), (len(v.frame_nodes), 1, 1))
-    for k, h in v.frame_nodes.items():
-        T[k, :3, :3] = SO3(np.asarray(h.wxyz)).as_matrix()
-        T[k, :3, 3] = h.position
-    return T
+    T = screwdyn.forward_kinematics(v.model, q)
+    frames = v.frame_nodes if v.show_frames.value else sorted({p.frame for p in v.parts})
+    for k in frames:
+        h = v.frame_nodes[k]
+        np.testing.assert_allclose(SO3(np.asarray(h.wxyz)).as_matrix(), T[k, :3, :3], atol=1e-6)
+        np.testing.assert_allclose(h.position, T[k, :3, 3], atol=1e-6)
 
 
 def port_is_free(port):
@@ -93,18 +95,19 @@ def test_one_node_per_visual_that_can_be_drawn(two_link):
         registry = v.server.scene._handle_from_node_name   # viser's own scene tree (private, read only)
         for name, h in v.nodes.items():
             assert isinstance(h, viser.MeshHandle) and registry[f"/robot/{name}"] is h
-        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(two_link, q), atol=1e-6)
+        assert_frames_at(v, q)
         np.testing.assert_allclose(v.com_node.position, screwdyn.center_of_mass(two_link, q), atol=1e-6)
         box = v.nodes["upper/visual_0"]
         np.testing.assert_allclose(box.position, [0, 0, 0.2])   # its URDF origin in the link frame
         q2 = np.array([-1.0, 0.5])
         v.show(q2)
-        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(two_link, q2), atol=1e-6)
+        assert_frames_at(v, q2)
         assert v.joint_sliders["shoulder"].value == pytest.approx(-1.0)
         v.joint_sliders["elbow"].value = 0.25       # as a move in the page: the robot follows
         np.testing.assert_allclose(v.q, [-1.0, 0.25])
-        v.show_frames.value = True
+        v.show_frames.value = True          # the axes of every frame, each frame where it is
         assert all(h.show_axes for h in v.frame_nodes.values())
+        assert_frames_at(v, np.array([-1.0, 0.25]))
     finally:
         v.close()
     v.close()
@@ -120,9 +123,9 @@ def test_trajectory_time_slider_and_play(two_link):
     try:
         s = v.time_slider
         assert (s.min, s.max, s.value) == (0.0, 2.0, 0.0)
-        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(two_link, Q[0]), atol=1e-6)
+        assert_frames_at(v, Q[0])
         s.value = 1.0                       # the slider moved: the robot is at the sample of t = 1
-        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(two_link, Q[20]), atol=1e-6)
+        assert_frames_at(v, Q[20])
         v.seek(0.0)
         v.play()
         time.sleep(0.6)
@@ -132,7 +135,7 @@ def test_trajectory_time_slider_and_play(two_link):
         time.sleep(0.3)
         assert s.value == reached           # paused
         k = int(np.searchsorted(t, reached - 1e-9))
-        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(two_link, Q[k]), atol=1e-6)
+        assert_frames_at(v, Q[k])
         with pytest.raises(InputError, match="trajectory"), warnings.catch_warnings():
             warnings.simplefilter("ignore", VisualWarning)
             view(two_link, (t, Q[:, :1]), port=0)
@@ -147,7 +150,7 @@ def test_floating_base_robot_sliders_for_its_joints_only():
     v = view(model, q, port=0)
     try:
         assert model.nq == 19 and len(v.joint_sliders) == 12 and "root_joint" not in v.joint_sliders
-        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(model, q), atol=1e-6)
+        assert_frames_at(v, q)
         v.joint_sliders["FL_KFE"].value = -1.0
         i = model.idx_qs[model.joint_index("FL_KFE")]
         assert v.q[i] == -1.0 and np.array_equal(np.delete(v.q, i), np.delete(q, i))
@@ -233,7 +236,7 @@ def test_in_a_headless_browser():
         assert browser.js(f"document.querySelector('{thumb}').getAttribute('aria-valuenow')") == "0"
         browser.press(thumb, "End", 35)                   # the slider to its end in the page: t = 1
         until(lambda: v.time_slider.value == 1.0, "moving the time slider in the page did not reach the server")
-        np.testing.assert_allclose(frame_poses(v), screwdyn.forward_kinematics(model, Q[1]), atol=1e-6)
+        assert_frames_at(v, Q[1])
         after = scene(browser.settled_screenshot())
         changed = np.any(before != after, axis=2).mean()
         assert changed > 0.01, changed

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..configuration import neutral
 from ..errors import InputError
 from . import scene as _scene
 from .camera import Camera
@@ -216,7 +217,7 @@ def render(model, q=None, path=None, *, camera=None, width=800, height=600, geom
     r = Renderer(model, geometry=geometry, frames=frames, com=com, width=width, height=height,
                  supersample=supersample, floor=floor, outline=outline, background=background)
     if q is None:
-        q = _scene.neutral(model)
+        q = neutral(model)
     Vw = r.vertices(q)
     floor_z = _floor_height(Vw)
     img = r.draw(Vw, r.camera(Vw, camera, floor_z), floor_z)

@@ -36,7 +36,7 @@ from ..geometry import VisualWarning
 from ..model import PRISMATIC, REVOLUTE
 
 __all__ = ["BASE_COLOR", "DEFAULT_COLOR", "GEOMETRIES", "JOINT_COLOR", "LINK_COLOR", "MeshReadError", "Part",
-           "axes", "box", "capsule", "com_marker", "cylinder", "floor_tile", "link_radius", "neutral", "node_name",
+           "axes", "box", "capsule", "com_marker", "cylinder", "floor_tile", "link_radius", "node_name",
            "parts", "read_mesh", "samples", "skeleton_parts", "sphere", "up_rotation", "world_vertices"]
 
 GEOMETRIES = ("auto", "visual", "skeleton")
@@ -386,17 +386,9 @@ def link_radius(model):
     its farthest frame at the zero configuration), within [5 mm, 10 cm]."""
     import screwdyn
 
-    P = np.asarray(screwdyn.forward_kinematics(model, neutral(model)))[:, :3, 3]
+    P = np.asarray(screwdyn.forward_kinematics(model, screwdyn.neutral(model)))[:, :3, 3]
     extent = float(np.max(np.linalg.norm(P, axis=1))) if len(P) else 1.0
     return float(np.clip(0.035 * extent, 0.005, 0.1))
-
-
-def neutral(model):
-    """The zero configuration: ``screwdyn.neutral(model)`` where it exists, else zeros."""
-    import screwdyn
-
-    f = getattr(screwdyn, "neutral", None)
-    return np.asarray(f(model)) if f is not None else np.zeros(getattr(model, "nq", model.n))
 
 
 def floor_tile(size):

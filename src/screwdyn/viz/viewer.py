@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from ..configuration import neutral
 from ..errors import InputError
 from ..model import REVOLUTE
 from . import scene as _scene
@@ -66,10 +67,10 @@ class Viewer:
         self.model = model
         self.parts = _scene.parts(model, geometry, stacklevel=4)
         self.trajectory = None if trajectory is None else _scene.samples(trajectory)
-        nq = getattr(model, "nq", model.n)
+        nq = model.nq
         if self.trajectory is not None and self.trajectory[1].shape[1] != nq:
             raise InputError(f"the trajectory's q has {self.trajectory[1].shape[1]} columns, the model {nq}")
-        self._q = _scene.neutral(model) if q is None else np.array(q, dtype=float).reshape(-1)
+        self._q = neutral(model) if q is None else np.array(q, dtype=float).reshape(-1)
         if self._q.shape != (nq,) or not np.all(np.isfinite(self._q)):
             raise InputError(f"q must be {nq} finite numbers (model.joint_names order), got shape {np.shape(q)}")
         if self.trajectory is not None:
@@ -99,12 +100,11 @@ class Viewer:
         r = _scene.link_radius(model)
         up = _scene.up_rotation(model)
         sc.set_up_direction(tuple(up.T @ np.array([0.0, 0.0, 1.0])))
-        used = sorted({p.frame for p in self.parts})
-        self.frame_nodes = {}
+        self.frame_nodes = {}   # frame index -> its node: every frame, for the link frames' axes
         for k, name in enumerate(model.frame_names):
             self.frame_nodes[k] = sc.add_frame(f"/robot/{_scene.node_name(name)}", show_axes=bool(frames),
-                                               axes_length=4 * r, axes_radius=0.3 * r, visible=True)
-        self._frames_used = used
+                                               axes_length=4 * r, axes_radius=0.3 * r)
+        self._carrying = sorted({p.frame for p in self.parts})   # the frames moved while their axes are hidden
         self.nodes = {}   # part name -> scene handle: one per part
         for p in self.parts:
             C = np.asarray(p.face_colors)
@@ -169,6 +169,7 @@ class Viewer:
         with self.server.atomic():
             for h in self.frame_nodes.values():
                 h.show_axes = bool(on)
+        self._show(self._q)   # the frames without geometry were left where they were
 
     def _set_geometry(self, on):
         with self.server.atomic():
@@ -207,9 +208,11 @@ class Viewer:
 
         T = np.asarray(_poses(self.model, q))
         Rq = wxyz(T[:, :3, :3])
+        moved = self.frame_nodes if self.show_frames.value else self._carrying
         with self._lock, self.server.atomic():
             self._q = q
-            for k, h in self.frame_nodes.items():
+            for k in moved:
+                h = self.frame_nodes[k]
                 h.position = T[k, :3, 3]
                 h.wxyz = Rq[k]
             if self.model.total_mass > 0:
@@ -308,10 +311,7 @@ def _poses(model, q):
 
 def _scalar_joints(model):
     """``(joint name, joint index, index into q)`` of each joint with one coordinate (a slider each)."""
-    nqs, idx = getattr(model, "nqs", None), getattr(model, "idx_qs", None)
-    if nqs is None or idx is None:
-        return [(name, k, k) for k, name in enumerate(model.joint_names)]
-    return [(name, k, int(idx[k])) for k, name in enumerate(model.joint_names) if nqs[k] == 1]
+    return [(name, k, int(model.idx_qs[k])) for k, name in enumerate(model.joint_names) if model.nqs[k] == 1]
 
 
 def _trimesh(V, F, C):

@@ -834,3 +834,107 @@ def test_transmissions_set_gear_ratio_and_rotor_inertia():
             screwdyn.load_urdf(xml.replace('<rotor_inertia value="2e-5"/>', bad).replace("<mechanicalReduction>50</mechanicalReduction>", bad if "mechanical" in bad else "<mechanicalReduction>50</mechanicalReduction>"))
     with pytest.raises(URDFError, match="transmission 't': joint 'nope'"):
         screwdyn.load_urdf(xml.replace('<joint name="j"/>', '<joint name="nope"/>'), strict=True)
+
+
+# ---------------------------------------------------------------------------- mutated documents
+# A small robot using every element the loader reads; the property test breaks it in the ways a user's
+# file is broken and asks for a model or a URDFError naming the element, never another exception, a
+# numpy warning, or a model whose numbers (or whose dynamics at a moderate state) are not finite.
+FULL_DOC = robot(
+    link("base", inertial_xml(5.0, GOOD_I)),
+    link("l1", inertial_xml(1.0, GOOD_I, (0.1, 0.0, 0.2), (0.1, 0.2, 0.3))),
+    link("l2", inertial_xml(2.0, GOOD_I, (0.0, 0.1, 0.0))),
+    link("l3", inertial_xml(0.5, GOOD_I)),
+    link("tool", inertial_xml(0.2, GOOD_I, (0.0, 0.0, 0.05))),
+    joint("j1", "revolute", "base", "l1", '<origin xyz="0 0 0.3" rpy="0 0 0.5"/><axis xyz="0 0 1"/>'
+          '<limit lower="-2" upper="2" effort="50" velocity="3"/><dynamics damping="0.1" friction="0.2"/>'),
+    joint("j2", "prismatic", "l1", "l2", '<origin xyz="0.2 0 0"/><axis xyz="1 0 0"/>'
+          '<limit lower="-0.1" upper="0.4" effort="100" velocity="1"/>'),
+    joint("j3", "continuous", "l2", "l3", '<origin xyz="0 0.2 0" rpy="1.57 0 0"/><axis xyz="0 1 0"/>'
+          '<mimic joint="j1" multiplier="2" offset="0.1"/>'),
+    joint("jt", "fixed", "l3", "tool", '<origin xyz="0 0 0.1"/>'),
+    '<transmission name="t1"><type>SimpleTransmission</type><joint name="j1"/><actuator name="m1">'
+    '<mechanicalReduction>50</mechanicalReduction><rotor_inertia value="1e-5"/></actuator></transmission>',
+)
+
+NUMBERS = st.one_of(
+    st.sampled_from(["1e308", "-1e308", "1e400", "-1e400", "1e-320", "1e-300", "-1", "-0", "0", "nan", "NaN", "inf",
+                     "-inf", "abc", "", " ", "1,2", "0x10", "1_000", "1e", ".", "--1", "1 2 3 4", "+5", "1e-9"]),
+    st.floats(allow_nan=False).map(repr),
+    st.text(max_size=8),
+)
+
+
+def _mutate(draw, root):
+    """One random change to the element tree ``root``."""
+    import copy
+    elements = list(root.iter())
+    el = draw(st.sampled_from(elements))
+    kind = draw(st.sampled_from(["drop_attribute", "number", "duplicate", "move", "remove", "name", "tag", "text"]))
+    if kind == "drop_attribute" and el.attrib:
+        del el.attrib[draw(st.sampled_from(sorted(el.attrib)))]
+    elif kind == "number" and el.attrib:
+        key = draw(st.sampled_from(sorted(el.attrib)))
+        tokens = el.attrib[key].split() or [""]
+        tokens[draw(st.integers(0, len(tokens) - 1))] = draw(NUMBERS)
+        el.attrib[key] = " ".join(tokens)
+    elif kind in ("duplicate", "move", "remove") and el is not root:
+        parent = next(p for p in elements if el in list(p))
+        if kind == "duplicate":
+            parent.append(copy.deepcopy(el))
+        else:
+            parent.remove(el)
+            if kind == "move":
+                draw(st.sampled_from([p for p in root.iter() if p is not el])).append(el)
+    elif kind == "name":
+        target = draw(st.sampled_from([e for e in elements if e.get("name") is not None or e.get("link") is not None]))
+        key = "name" if target.get("name") is not None else "link"
+        target.set(key, draw(st.text(st.characters(exclude_categories=()), max_size=6)))   # any code point
+    elif kind == "tag":
+        el.tag = draw(st.sampled_from(["link", "joint", "inertial", "origin", "mass", "inertia", "axis", "limit",
+                                       "mimic", "transmission", "robot", "junk"]))
+    elif kind == "text":
+        el.text = draw(NUMBERS)
+
+
+@st.composite
+def mutated_documents(draw):
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(FULL_DOC)
+    for _ in range(draw(st.integers(1, 3))):
+        _mutate(draw, root)
+    return ET.tostring(root, encoding="unicode")
+
+
+def test_the_full_document_loads_cleanly():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_urdf(FULL_DOC.replace('<mimic joint="j1" multiplier="2" offset="0.1"/>', ""))
+
+
+@given(mutated_documents())
+def test_mutated_documents_load_or_name_the_element(doc):
+    import screwdyn
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("error", RuntimeWarning)   # numpy's overflow or invalid value: a defect
+        try:
+            model = load_urdf(doc)
+        except URDFError as e:
+            assert re.search(r"link|joint|transmission|robot|URDF|inertia|mass", str(e)), str(e)
+            return
+    assert all(issubclass(w.category, ScrewdynWarning) for w in caught), [str(w.message) for w in caught]
+    for key in ("T_parent_body", "joint_axis", "mass", "com", "inertia_com", "armature", "damping", "friction",
+                "frame_pose"):
+        assert np.all(np.isfinite(getattr(model, key))), key
+    q = np.linspace(-0.5, 0.5, model.n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for f, args in ((screwdyn.inverse_dynamics, (q, q, q)), (screwdyn.mass_matrix, (q,)),
+                        (screwdyn.forward_dynamics, (q, q, q)), (screwdyn.kinetic_energy, (q, q))):
+            try:
+                y = f(model, *args)
+            except screwdyn.ScrewdynError as e:    # an overflowing result, or a singular mass matrix
+                assert re.search("not finite|singular", str(e)), str(e)
+                continue
+            assert np.all(np.isfinite(y)), f.__name__

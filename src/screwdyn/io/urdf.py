@@ -50,6 +50,9 @@ ROUNDOFF = 1e-6
 # A decimal number as the URDF specification (and urdfdom) writes them; no "nan", no "1_000".
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _INF = re.compile(r"[+-]?inf(?:inity)?\Z", re.IGNORECASE)
+# Numbers of a larger magnitude are refused (limits excepted, which are only compared): the products
+# the dynamics forms of two or three of them would overflow float64.
+_HUGE = 1e150
 
 
 # ---------------------------------------------------------------------------- number parsing
@@ -66,6 +69,9 @@ def _parse_numbers(raw: str, count: int, where: str, allow_inf: bool = False) ->
             val = float(tok)
             if not np.isfinite(val):
                 raise URDFError(f"{where}: {tok!r} overflows to infinity")
+            if abs(val) > _HUGE and not allow_inf:
+                raise URDFError(f"{where}: {tok!r} is too large (above {_HUGE:g} in magnitude, the products of the "
+                                "dynamics would overflow float64)")
         elif _INF.match(tok):
             if not allow_inf:
                 raise URDFError(f"{where}: {tok!r} is infinite; a finite number is required")
@@ -174,6 +180,8 @@ def _parse_xml(data, label):
         raise URDFError(f"{label} uses a forbidden XML construct: {e}") from e
     except ParseError as e:
         raise URDFError(f"{label} is not well-formed XML: {e}") from e
+    except UnicodeError as e:   # a str holding what no encoding can write (a lone surrogate)
+        raise URDFError(f"{label} is not valid text: {e}") from e
 
 
 # ---------------------------------------------------------------------------- the loader

@@ -32,7 +32,7 @@ from .layout import PARENT
 from .rnea import rnea
 from .entry import Entry
 from .status import Status
-from .work import check, claim, is_rows, is_vector, one_state, q_size, row, units
+from .work import check, claim, is_rows, is_vector, one_state, overflowed, q_size, row, units
 
 
 @njit(**HELPER)
@@ -107,6 +107,7 @@ def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
         for i in range(n):
             qdd[k, i] = tau[k, i] - h[0, i]
         ltdl_solve(kd, H, qdd[k])                                                                      # M qdd = tau - h
+        overflowed(status, k, qdd)
 
 
 @njit(**KERNEL)
@@ -131,6 +132,7 @@ def minv(kd, q, Minv, status, k0, k1):
         for a in range(n):                             # the upper triangle mirrored: exact symmetry
             for b in range(a):
                 Minv[k, a, b] = Minv[k, b, a]
+        overflowed(status, k, Minv)
 
 
 @njit(**KERNEL)

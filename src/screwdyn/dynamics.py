@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dispatch import Kernel, check_model, check_room, external_wrenches, finite_result, vector
+from .dispatch import (
+    Kernel,
+    check_model,
+    check_room,
+    external_wrenches,
+    finite_result,
+    vector,
+)
 from .errors import InputError, ModelError
 from .model import Model
 

@@ -1,9 +1,11 @@
 """URDF loader: the dynamics of a fixed-base robot tree from a URDF document.
 
-Only what the dynamics needs is read: ``<link>`` (its ``<inertial>``) and ``<joint>`` (type,
-parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``, ``<mimic>``).
-``<visual>``, ``<collision>``, meshes, ``<gazebo>``, ``<transmission>``, ``<sensor>`` and any
-other element are ignored.
+Only what the dynamics needs is read: ``<link>`` (its ``<inertial>``), ``<joint>`` (type,
+parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``, ``<mimic>``) and simple
+``<transmission>`` elements (gear ratio and rotor inertia).
+``<visual>``, ``<collision>``, meshes, ``<gazebo>``, ``<sensor>`` and any other element are ignored.
+What a robot's file gets wrong but Pinocchio loads, screwdyn loads, with one warning per element
+saying what was done (``strict=True`` refuses it; see :func:`load_urdf`).
 
 URDF conventions honoured (see the URDF specification, ``wiki.ros.org/urdf/XML``):
 

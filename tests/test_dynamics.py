@@ -44,6 +44,8 @@ FUNCTIONS = {
     "frame_velocity": (screwdyn.frame_velocity, ("q", "qd"), {"frame": FRAME}, (6,)),
     "jdot_qd": (screwdyn.jdot_qd, ("q", "qd"), {"frame": FRAME, "reference": "world_aligned"}, (6,)),
     "friction_torques": (screwdyn.friction_torques, ("qd",), {}, (N,)),
+    "centroidal_momentum_matrix": (screwdyn.centroidal_momentum_matrix, ("q",), {}, (6, N)),
+    "centroidal_momentum": (screwdyn.centroidal_momentum, ("q", "qd"), {}, (6,)),
 }
 
 
@@ -261,7 +263,7 @@ def test_zero_degrees_of_freedom(name):
     assert model.n == 0
     for batch in ((), (4,), (2, 3), (0,)):
         S = {k: np.zeros(batch + (0,)) for k in ("q", "qd", "qdd", "tau")}
-        if name == "center_of_mass":
+        if name in ("center_of_mass", "centroidal_momentum"):
             with pytest.raises(screwdyn.ModelError, match="no mass"):
                 call(model, name, S)
             continue
@@ -362,11 +364,14 @@ def invoke(model, name, S):
 def user_states(draw):
     name = draw(st.sampled_from(sorted(FUNCTIONS) + sorted(MORE)))
     tails = MORE[name][1] if name in MORE else {a: (N,) for a in FUNCTIONS[name][1]}
-    return name, {a: _state_argument(draw, tail) for a, tail in tails.items()}
+    drawn = {a: _state_argument(draw, tail) for a, tail in tails.items()}
+    if drawn.get("f_ext", (0,))[0] is None:
+        drawn["f_ext"] = (None, "")   # (f_ext=None: no external wrench)
+    return name, drawn
 
 
 def _as_float64(x):
-    return np.ascontiguousarray(np.asarray(x, dtype=float))
+    return None if x is None else np.ascontiguousarray(np.asarray(x, dtype=float))
 
 
 @given(user_states())

@@ -372,6 +372,7 @@ def centroidal_momentum_matrix(model: Model, q, out=None) -> np.ndarray:
     spatial momentum about its centre of mass in world-aligned axes, angular first ``(k_G, l)``
     (docs/theory.md eq. (11.6); Pinocchio's ``computeCentroidalMap`` with its halves swapped). Its
     ``l = m cdot``; for a floating base, ``A_G`` maps the whole momentum, base included."""
+    check_model(model)
     return _CENTROIDAL.call(model, q, shape=(6, model.n), out=out)
 
 

@@ -215,8 +215,9 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
     mimic:
         ``"independent"`` (default, as Pinocchio): a ``<mimic>`` joint stays an independent
         degree of freedom, its ``(leader, multiplier, offset)`` is recorded in ``model.mimic``
-        and a :class:`UserWarning` lists the mimic joints. ``"error"``: refuse mimic joints.
-        A ``<mimic>`` on a fixed joint is ignored (it has no degree of freedom to constrain).
+        and a :class:`~screwdyn.errors.URDFWarning` lists the mimic joints. ``"error"``: refuse
+        mimic joints. A ``<mimic>`` on a fixed joint is ignored (it has no degree of freedom to
+        constrain).
     root:
         The base link; by default the unique link that is no joint's child.
     floating_base:

@@ -40,3 +40,7 @@ class InertiaWarning(ScrewdynWarning):
 class URDFWarning(ScrewdynWarning):
     """A URDF element loaded other than as written, or dropped (a mimic or transmission naming a
     joint the robot does not have), or a convention to know of (mimic joints kept independent)."""
+
+
+class MJCFWarning(ScrewdynWarning):
+    """Part of an MJCF model that the screwdyn model leaves out (see :mod:`screwdyn.io.mjcf`)."""

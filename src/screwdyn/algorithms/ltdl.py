@@ -44,12 +44,12 @@ def per_lane(n):
 @njit(**HELPER)
 def ltdl_factor(kd, H):
     """Factor ``H = M`` in place (lower triangle used). Returns 0, or SINGULAR when a pivot
-    is not positive."""
+    is not positive (OVERFLOW when it is NaN: the numbers overflowed)."""
     n = H.shape[0]
     for k in range(n - 1, -1, -1):
         d = H[k, k]
         if not d > 0.0:
-            return Status.SINGULAR
+            return Status.SINGULAR if d <= 0.0 else Status.OVERFLOW
         i = int(kd[k, PARENT])
         while i >= 0:
             a = H[k, i] / d

@@ -93,3 +93,79 @@ def test_a_first_call_that_compiles_says_so_once(tmp_path):
         said.append([line for line in r.stderr.splitlines() if line.startswith("screwdyn:")])
     assert len(said[0]) == 1 and "compiling the numba kernels" in said[0][0] and str(tmp_path) in said[0][0]
     assert said[1] == []
+
+
+# ---------------------------------------------------------------------------------- memory
+def test_a_result_that_does_not_fit_in_memory_is_refused_before_any_work(monkeypatch):
+    """mass_matrix of a broadcast batch of 10^8 states of a 44-body robot (Talos' size) would need 1.4 TiB:
+    refused at once, naming the function and the size, as a TooLargeError (an InputError and a MemoryError)."""
+    import time
+
+    from screwdyn.errors import TooLargeError
+    model = random_model(np.random.default_rng(0), n=44, fixed=0)
+    q = np.broadcast_to(np.zeros(model.n), (10**8, model.n))
+    t0 = time.perf_counter()
+    with pytest.raises(TooLargeError, match=r"the mass matrix: the float64 result \(100000000, 44, 44\) .*of "
+                                            r"100000000 states need 1.4\d TiB, more than the .* of memory available"):
+        screwdyn.mass_matrix(model, q)
+    with pytest.raises(MemoryError):
+        screwdyn.inverse_dynamics(model, q, q, q)
+    with pytest.raises(InputError, match="friction_torques: the float64 result"):
+        screwdyn.friction_torques(model, q)
+    assert time.perf_counter() - t0 < 5.0   # (the work would take hours, or all the memory)
+    # where less memory is free, a smaller batch is refused; given outputs and rows need no room
+    monkeypatch.setattr(dispatch, "available_memory", lambda: 100 << 20)
+    Q = np.zeros((200_000, model.n))
+    with pytest.raises(TooLargeError, match=r"inverse dynamics: the float64 result \(200000, 44\) and copies of the "
+                                            r"inputs of 200000 states need 136 MiB, more than the 100 MiB"):
+        screwdyn.inverse_dynamics(model, Q, Q, np.zeros(model.n))   # (the broadcast qdd is copied)
+    out = np.empty_like(Q)
+    assert screwdyn.inverse_dynamics(model, Q, Q, Q, out=out) is out
+
+
+def test_a_large_batch_takes_the_general_path_with_the_same_answer(rng):
+    """Beyond 65,536 states the fast path hands a batch to the general path (which checks the memory)."""
+    model = random_model(rng, n=3, fixed=0)
+    Q = rng.normal(size=(dispatch._FAST_ROWS + 5, model.n))
+    tau = screwdyn.inverse_dynamics(model, Q, Q, Q)
+    k = dispatch._FAST_ROWS + 3
+    assert np.array_equal(tau[k], screwdyn.inverse_dynamics(model, Q[k], Q[k], Q[k]))
+
+
+# ---------------------------------------------------------------------------------- threads
+def test_the_one_state_entry_points_release_the_gil():
+    for kernel in dispatch.kernels():
+        assert kernel.entry.one.targetoptions.get("nogil") is True, kernel.key
+        assert not kernel.entry.batch.targetoptions.get("nogil"), kernel.key   # (workqueue: one caller at a time)
+
+
+@pytest.mark.parametrize("bodies", [12, 110])
+def test_calls_from_many_threads_give_the_serial_answers(rng, bodies):
+    """Eight threads calling every kind of entry point on one model at once (its caches filled by the
+    threads themselves) get the answers of serial calls, bit for bit. 110 bodies: a model whose one
+    state does not fit a thread's stack, run on the large-stack thread."""
+    from concurrent.futures import ThreadPoolExecutor
+    model = random_model(rng, n=bodies, fixed=2)
+    n, frame = model.n, model.frame_names[-1]
+    Q, QD, QDD = random_state(rng, n, (24,))
+    calls = [
+        lambda k: screwdyn.inverse_dynamics(model, Q[k], QD[k], QDD[k]),
+        lambda k: screwdyn.inverse_dynamics(model, Q[k], QD[k], QDD[k], f_ext={frame: QD[k, :6] if n >= 6 else np.ones(6)}),
+        lambda k: screwdyn.mass_matrix(model, Q[k]),
+        lambda k: screwdyn.forward_dynamics(model, Q[k], QD[k], QDD[k]),
+        lambda k: screwdyn.jacobian(model, Q[k], frame),
+        lambda k: screwdyn.frame_velocity(model, Q[k], QD[k], frame),
+        lambda k: screwdyn.kinetic_energy(model, Q[k], QD[k]),
+        lambda k: screwdyn.inverse_dynamics(model, Q[k:k + 3], QD[k:k + 3], QDD[k:k + 3]),   # a batch
+    ]
+    if bodies > 20:
+        calls = calls[:4]
+    serial = [[f(k) for k in range(len(Q))] for f in calls]
+    fresh = model.replace()   # the same numbers, no cache yet
+    assert fresh._derived == {}
+    model = fresh
+    jobs = [(c, k) for c in range(len(calls)) for k in range(len(Q))] * 2
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda job: calls[job[0]](job[1]), jobs))
+    for (c, k), answer in zip(jobs, answers):
+        assert np.array_equal(answer, serial[c][k]), (c, k)

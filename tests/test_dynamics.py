@@ -1,8 +1,14 @@
 """The public entry points of screwdyn.dynamics: shapes for one state and for batches, batches
 equal to single calls, broadcasting, ``out=``, and bad input (wrong sizes, NaN/inf, unknown
 frames or options) answered by an InputError that names the argument."""
+import math
+import warnings
+
+import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import screwdyn
 from helpers import random_model, random_state
@@ -38,6 +44,8 @@ FUNCTIONS = {
     "frame_velocity": (screwdyn.frame_velocity, ("q", "qd"), {"frame": FRAME}, (6,)),
     "jdot_qd": (screwdyn.jdot_qd, ("q", "qd"), {"frame": FRAME, "reference": "world_aligned"}, (6,)),
     "friction_torques": (screwdyn.friction_torques, ("qd",), {}, (N,)),
+    "centroidal_momentum_matrix": (screwdyn.centroidal_momentum_matrix, ("q",), {}, (6, N)),
+    "centroidal_momentum": (screwdyn.centroidal_momentum, ("q", "qd"), {}, (6,)),
 }
 
 
@@ -229,3 +237,171 @@ def test_joint_torques_from_wrench_inputs(model, rng):
         screwdyn.joint_torques_from_wrench(model, S["q"], f, np.full(6, np.nan))
     with pytest.raises(screwdyn.InputError, match="broadcast"):
         screwdyn.joint_torques_from_wrench(model, B["q"], f, np.zeros((3, 6)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Zero degrees of freedom, empty batches.
+# ---------------------------------------------------------------------------------------------
+def zero_dof_model():
+    """No moving joint: a base with a welded link (example-robot-data's quadrotor_base, iris_simple)."""
+    b = screwdyn.ModelBuilder("welded")
+    b.add_body("plate", "base", "weld", "fixed", inertial=screwdyn.inertia.box(1.0, 0.2, 0.2, 0.05))
+    return b.build()
+
+
+def _tail_for(model, name):
+    shape = tail(model, name)
+    return tuple(model.n if d == N else d for d in shape)   # (N is 5: no other dimension is)
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_zero_degrees_of_freedom(name):
+    """Every function answers one state (0,), batches (B, 0), (2, 3, 0) and an empty batch (0, 0) with
+    results of the right shape: zero torques and energies, identity poses, empty matrices. The centre
+    of mass of a model with no moving mass is no number: a ModelError says so."""
+    model = zero_dof_model()
+    assert model.n == 0
+    for batch in ((), (4,), (2, 3), (0,)):
+        S = {k: np.zeros(batch + (0,)) for k in ("q", "qd", "qdd", "tau")}
+        if name in ("center_of_mass", "centroidal_momentum"):
+            with pytest.raises(screwdyn.ModelError, match="no mass"):
+                call(model, name, S)
+            continue
+        out = call(model, name, S)
+        assert np.shape(out) == batch + _tail_for(model, name), batch
+        if name in ("forward_kinematics", "frame_pose"):
+            assert np.array_equal(out, np.broadcast_to(np.eye(4), np.shape(out)))
+        else:
+            assert not np.any(out), name
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_empty_batches(model, name):
+    for batch in ((0,), (2, 0), (0, 3)):
+        S = {k: np.zeros(batch + (N,)) for k in ("q", "qd", "qdd", "tau")}
+        assert np.shape(call(model, name, S)) == batch + tail(model, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs a user will send: any dtype, layout, shape or value, as a property test.
+# ---------------------------------------------------------------------------------------------
+def _state_argument(draw, tail):
+    """An argument of trailing shape ``tail`` (``(n,)`` for a state) as a user may send it, and whether it
+    must be refused: ``"always"``, ``"values"`` (a NaN or inf: refused when some state is computed), or ``""``."""
+    batch = draw(st.sampled_from([(), (), (2,), (3,), (1,), (2, 3), (0,)]))
+    n = tail[-1]
+    x = draw(hnp.arrays(np.float64, batch + tail, elements=st.floats(-4, 4)))
+    kind = draw(st.sampled_from(["float64", "int", "float32", "float16", "longdouble", "uint8", "bool", "object",
+                                 "complex", "complex_zero_imag", "text", "bytes", "none", "ragged", "list",
+                                 "noncontiguous", "fortran", "readonly", "broadcast", "zero_d", "python_scalar",
+                                 "wrong_trailing", "nan", "inf", "huge", "huge_int", "datetime"]))
+    refused = "always" if kind in ("complex", "complex_zero_imag", "text", "bytes", "none", "ragged", "zero_d",
+                                   "python_scalar", "wrong_trailing", "huge_int", "datetime") else ""
+    if kind in ("int", "float32", "float16", "longdouble", "uint8", "bool"):
+        dtype = {"int": np.int64, "uint8": np.uint8}.get(kind, kind)
+        x = (np.abs(x) if kind == "uint8" else x).astype(dtype)
+    elif kind == "object":
+        x = np.array([float(v) for v in x.reshape(-1)] + [None], dtype=object)[:-1].reshape(x.shape)
+    elif kind == "complex":
+        x = x + 1j
+    elif kind == "complex_zero_imag":
+        x = x.astype(complex)          # no imaginary part, but complex all the same: refused, never cast
+    elif kind == "text":
+        x = x.astype(str)
+    elif kind == "bytes":
+        x = b"\x00" * 8 * n
+    elif kind == "none":
+        x = None
+    elif kind == "ragged":
+        x = [[0.0] * n, [0.0] * (n + 1)]
+    elif kind == "list":
+        x = x.tolist()
+        refused = "always" if np.shape(x)[-len(tail):] != tail else ""   # [] for an empty batch: no n numbers
+    elif kind == "noncontiguous":
+        x = np.repeat(x, 2, axis=-1)[..., ::2]
+    elif kind == "fortran":
+        x = np.asfortranarray(x)
+    elif kind == "readonly":
+        x.setflags(write=False)
+    elif kind == "broadcast":
+        x = np.broadcast_to(x.reshape(-1, *tail)[:1] if x.size else np.zeros((1, *tail)), (3, *tail))   # strides 0
+    elif kind == "zero_d":
+        x = np.array(0.5)
+    elif kind == "python_scalar":
+        x = 0.5
+    elif kind == "wrong_trailing":
+        x = np.zeros(batch + tail[:-1] + (n + draw(st.sampled_from([-1, 1])),))
+    elif kind in ("nan", "inf"):
+        if x.size:
+            x.reshape(-1)[draw(st.integers(0, x.size - 1))] = np.nan if kind == "nan" else -np.inf
+            refused = "values"
+    elif kind == "huge":
+        x = x * 10.0 ** draw(st.integers(100, 307))
+    elif kind == "huge_int":
+        x = np.full(tail, 10 ** 400, dtype=object).tolist()
+    elif kind == "datetime":
+        x = np.zeros(tail, dtype="datetime64[s]")
+    return x, refused
+
+
+# Besides FUNCTIONS: name -> (function, {argument: trailing shape}, other arguments)
+MORE = {
+    "regressor": (screwdyn.regressor, {"q": (N,), "qd": (N,), "qdd": (N,)}, {}),
+    "joint_torques_from_wrench": (screwdyn.joint_torques_from_wrench, {"q": (N,), "wrench": (6,)}, {"frame": FRAME}),
+    "inverse_dynamics_f_ext": (screwdyn.inverse_dynamics, {"q": (N,), "qd": (N,), "qdd": (N,), "f_ext": (N, 6)}, {}),
+}
+
+
+def invoke(model, name, S):
+    if name not in MORE:
+        return call(model, name, S)
+    f, _, extra = MORE[name]
+    kwargs = {k: model.frame_names[v] if k == "frame" else v for k, v in extra.items()}
+    return f(model, **S, **kwargs) if "wrench" not in S else f(model, S["q"], wrench=S["wrench"], **kwargs)
+
+
+@st.composite
+def user_states(draw):
+    name = draw(st.sampled_from(sorted(FUNCTIONS) + sorted(MORE)))
+    tails = MORE[name][1] if name in MORE else {a: (N,) for a in FUNCTIONS[name][1]}
+    drawn = {a: _state_argument(draw, tail) for a, tail in tails.items()}
+    if drawn.get("f_ext", (0,))[0] is None:
+        drawn["f_ext"] = (None, "")   # (f_ext=None: no external wrench)
+    return name, drawn
+
+
+def _as_float64(x):
+    return None if x is None else np.ascontiguousarray(np.asarray(x, dtype=float))
+
+
+@given(user_states())
+def test_any_state_argument_gets_the_float64_answer_or_an_error_naming_it(model, case):
+    """Integers, booleans, floats of any width, Python numbers, any layout: the same answer as the float64
+    C-contiguous array holding the same numbers. Complex numbers (even with no imaginary part), text,
+    None, ragged lists, 0-d values, a wrong trailing size, NaN or inf: an InputError naming the argument.
+    Huge values: the answer, finite, or an InputError saying the result overflows. Never another
+    exception, a numpy warning, or a NaN or inf in an answer."""
+    name, given_states = case
+    S = {a: x for a, (x, _) in given_states.items()}
+    try:
+        no_state = math.prod(np.broadcast_shapes(*[np.shape(x) for x in S.values()])[:-1]) == 0
+    except ValueError:   # ragged, or not broadcasting
+        no_state = False
+    must_refuse = [a for a, (_, refused) in given_states.items()
+                   if refused == "always" or (refused == "values" and not no_state)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a ComplexWarning (imaginary part dropped) or a RuntimeWarning: a defect
+        try:
+            out = invoke(model, name, S)
+        except screwdyn.InputError as e:
+            msg = str(e)
+            if must_refuse:
+                assert any(a in msg for a in must_refuse) or "broadcast" in msg, msg
+            else:
+                assert any(a in msg for a in S), msg
+                assert "broadcast" in msg or "not finite" in msg, msg
+            return
+        assert not must_refuse, (must_refuse, name)
+        assert np.all(np.isfinite(out)), name
+        want = invoke(model, name, {a: _as_float64(x) for a, x in S.items()})
+    assert np.array_equal(out, want), name

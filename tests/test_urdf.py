@@ -13,8 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import screwdyn
-from screwdyn.errors import ModelError, URDFError
-from screwdyn.inertia import InertiaWarning
+from screwdyn.errors import (
+    InertiaWarning,
+    ModelError,
+    ScrewdynWarning,
+    URDFError,
+    URDFWarning,
+)
 from screwdyn.io import EXAMPLE_ROBOTS, example_robot_data_path, load_urdf
 
 
@@ -87,7 +92,19 @@ except ImportError:  # pragma: no cover - pin is a test dependency
     pin = None
 needs_pin = pytest.mark.skipif(pin is None, reason="pinocchio (pip install pin) is not installed")
 
-PIN_ROBOTS = ["panda", "ur5", "talos_full_v2"]
+def _example_urdfs():
+    """Every URDF of example-robot-data (paths relative to its robots folder), or three names when
+    the package is absent (their tests then skip)."""
+    from screwdyn.io.urdf import _example_robot_data_dir
+    robots = _example_robot_data_dir()
+    if robots is None:
+        return ["panda", "ur5", "talos_full_v2"]
+    return sorted(str(p.relative_to(robots)).replace("\\", "/") for p in robots.rglob("*.urdf"))
+
+
+# The conformance set: every example-robot-data URDF that Pinocchio loads, screwdyn loads, with the
+# same structure, inertias, placements, axes and frames, and the same dynamics (test_dynamics_agree...).
+PIN_ROBOTS = _example_urdfs()
 
 
 @pytest.fixture(scope="module", params=PIN_ROBOTS)
@@ -98,16 +115,25 @@ def pair(request):
         path = example_robot_data_path(request.param)
     except FileNotFoundError as e:
         pytest.skip(str(e))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # mimic joints, CAD inertias breaking the triangle inequality
+    try:
+        pm = pin.buildModelFromUrdf(str(path))
+    except (RuntimeError, ValueError) as e:   # ur3.urdf: "No name given for the robot"
+        with pytest.raises(URDFError):         # refused by both
+            load_urdf(path)
+        pytest.skip(f"Pinocchio does not load it either: {e}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = load_urdf(path)
-    return request.param, path, model, pin.buildModelFromUrdf(str(path))
+    LOAD_WARNINGS[request.param] = [(w.category, str(w.message)) for w in caught]
+    return request.param, path, model, pm
+
+
+LOAD_WARNINGS = {}   # what each robot's load warned of (test_example_robots_warn_of_what_was_done)
 
 
 def test_pinocchio_structure(pair):
-    name, _, model, pm = pair
-    assert pm.nq == pm.nv  # pin 4: mimic joints stay independent revolute/prismatic joints
-    assert model.n == pm.nv == pm.njoints - 1
+    _, _, model, pm = pair
+    assert model.n == pm.nv == pm.njoints - 1   # pin 4: mimic joints stay independent joints
     assert set(model.joint_names) == set(pm.names[1:])
     for j in range(1, pm.njoints):
         i = model.joint_index(pm.names[j])
@@ -190,6 +216,97 @@ def test_joint_order_matches_pinocchio(name):
         warnings.simplefilter("ignore")
         model = load_urdf(path)
     assert list(model.joint_names) == list(pin.buildModelFromUrdf(str(path)).names[1:])
+
+
+def _pin_state(model, pm, q, *vectors):
+    """Pinocchio's configuration of our ``q`` (a continuous joint takes ``(cos q, sin q)`` there) and
+    each of ``vectors`` put in its velocity order."""
+    ids = [pm.getJointId(j) for j in model.joint_names]
+    iv = np.array([pm.joints[j].idx_v for j in ids], dtype=int)
+    Q = np.zeros(pm.nq)
+    for i, j in enumerate(ids):
+        a = pm.joints[j].idx_q
+        if pm.joints[j].nq == 2:
+            Q[a], Q[a + 1] = np.cos(q[i]), np.sin(q[i])
+        else:
+            Q[a] = q[i]
+    out = []
+    for v in vectors:
+        w = np.zeros(pm.nv)
+        w[iv] = v
+        out.append(w)
+    return iv, Q, *out
+
+
+def _rel(x, ref):
+    """The largest difference relative to the largest entry of the reference (0 for empty or zero)."""
+    scale = np.abs(ref).max(initial=0.0)
+    return float(np.abs(x - ref).max(initial=0.0) / scale) if scale > 0 else float(np.abs(x).max(initial=0.0))
+
+
+def conformance_errors(model, pm, rng, states=3):
+    """``{quantity: largest relative difference from Pinocchio}`` over ``states`` random states:
+    inverse dynamics, M, g, and forward dynamics (ABA) where M is positive definite, its difference
+    measured as torques, ``M (qdd - qdd_pin)`` against the largest torque of ``M qdd = tau - h``
+    (the accelerations themselves differ by up to cond(M) eps, which no library can avoid)."""
+    import screwdyn
+    pd = pm.createData()
+    errors = {"tau": 0.0, "M": 0.0, "g": 0.0}
+    for _ in range(states):
+        q, qd, qdd, tau = rng.uniform(-np.pi, np.pi, model.n), *rng.normal(size=(3, model.n))
+        iv, Q, V, A, T = _pin_state(model, pm, q, qd, qdd, tau)
+        errors["tau"] = max(errors["tau"], _rel(screwdyn.inverse_dynamics(model, q, qd, qdd), pin.rnea(pm, pd, Q, V, A)[iv]))
+        M = screwdyn.mass_matrix(model, q)
+        Mp = pin.crba(pm, pd, Q)
+        Mp = (np.triu(Mp) + np.triu(Mp, 1).T)[np.ix_(iv, iv)]
+        errors["M"] = max(errors["M"], _rel(M, Mp))
+        errors["g"] = max(errors["g"], _rel(screwdyn.gravity_torques(model, q), pin.computeGeneralizedGravity(pm, pd, Q)[iv]))
+        eig = np.linalg.eigvalsh(M) if model.n else np.ones(1)
+        if eig[0] > 1e-12 * eig[-1]:
+            a = screwdyn.forward_dynamics(model, q, qd, tau)
+            a_pin = pin.aba(pm, pd, Q, V, T)[iv]
+            h = screwdyn.bias_torques(model, q, qd)
+            errors["aba"] = max(errors.get("aba", 0.0), float(np.abs(M @ (a - a_pin)).max(initial=0.0)
+                                                              / max(np.abs(tau).max(initial=0.0), np.abs(h).max(initial=0.0), 1e-300)))
+        elif model.n:   # singular (a joint moving no inertia) or not positive definite (an indefinite body)
+            with pytest.raises(ModelError, match="singular or not positive definite"):
+                screwdyn.forward_dynamics(model, q, qd, tau)
+    return errors
+
+
+def test_dynamics_agree_with_pinocchio(pair, rng):
+    """Inverse dynamics, M, g and ABA at random states, to 1e-10 of the largest entry."""
+    _, _, model, pm = pair
+    errors = conformance_errors(model, pm, rng)
+    assert max(errors.values()) < 1e-10, errors
+
+
+def test_example_robots_warn_of_what_was_done(pair):
+    """What the issue's refused robots load with: one screwdyn warning per element, naming it and what
+    was done; any robot's load warns of nothing but screwdyn warnings."""
+    name, path, _, _ = pair
+    said = LOAD_WARNINGS[name]
+    assert all(issubclass(c, ScrewdynWarning) for c, _ in said), said
+    expected = EXPECTED_WARNINGS.get(name.rsplit("/", 1)[-1], [])
+    for category, pattern in expected:
+        assert sum(c is category and re.search(pattern, m) is not None for c, m in said) == 1, (pattern, said)
+    if expected:
+        with pytest.raises(URDFError):
+            load_urdf(path, strict=True)
+
+
+EXPECTED_WARNINGS = {
+    **{f"tiago{v}.urdf": [(InertiaWarning, (f"link 'base_antenna_{s}_link' <inertial>: principal moments .*-3.53.*"
+                                           "round-off against the fixed base 'base_footprint'.*clamped to 0"))
+                          for s in ("left", "right")] for v in ("", "_dual", "_no_hand")},
+    "talos_left_arm.urdf": [(URDFWarning, ("transmission 'arm_left_1_trans': joint 'arm_left_1_joint' is not a "
+                                           "<joint> of the robot; the transmission is dropped"))],
+    "romeo_laas_small.urdf": [(InertiaWarning, f"link '{ln}' <inertial>: inertia is not positive semi-definite.*kept")
+                              for ln in ("body", "LHipPitch_link", "RHipPitch_link")],
+    "alex_psyonic_hands.urdf": [(URDFWarning, (f"joint '{side}_{finger}_q2' <mimic joint=\"{finger}_q1\">: no moving "
+                                               f"joint '{finger}_q1' in the robot; the mimic is dropped"))
+                                for side in ("Left", "Right") for finger in ("index", "middle", "ring", "pinky")],
+}
 
 
 def test_pinocchio_frames(pair):
@@ -438,8 +555,6 @@ BAD = {
     "billion_laughs": (BILLION_LAUGHS, "DTD.*billion laughs"),
     "external_entity": (XXE, "DTD.*external-entity"),
     "negative_mass": (chain(inertial_xml(-1.0, GOOD_I)), "link 'l1' <inertial>: negative mass"),
-    "negative_eigenvalue": (chain(inertial_xml(1.0, [[1, 2, 0], [2, 1, 0], [0, 0, 1]])),
-                            "link 'l1' <inertial>: inertia is not positive semi-definite"),
     "nan_number": (chain(j1_inner='<origin xyz="0 nan 0"/>'), re.escape("joint 'j1' <origin xyz=\"0 nan 0\">") + ".*NaN"),
     "nan_mass": (chain(inertial_xml(1.0, GOOD_I).replace('value="1.0"', 'value="NaN"')),
                  re.escape("link 'l1' <inertial> <mass value=\"NaN\">")),
@@ -476,8 +591,6 @@ BAD = {
     "duplicate_link": (chain(extra=link("l2")), "link 'l2' is defined twice"),
     "duplicate_joint": (chain(extra=link("l3") + joint("j2", "revolute", "l2", "l3")), "joint 'j2' is defined twice"),
     "two_inertials": (chain(inertial_xml(1.0, GOOD_I) * 2), "link 'l1'.*2 <inertial>"),
-    "mimic_unknown_leader": (chain(extra=link("l3") + joint("j3", "revolute", "l2", "l3", '<mimic joint="nope"/>')),
-                             "joint 'j3' mimics 'nope'"),
     "mimic_itself": (chain(extra=link("l3") + joint("j3", "revolute", "l2", "l3", '<mimic joint="j3"/>')),
                      "joint 'j3' <mimic .*itself"),
     "not_a_robot": ('<model name="m"><link name="a"/></model>', "root element is <model>, expected <robot>"),
@@ -491,11 +604,45 @@ BAD = {
 
 
 @pytest.mark.parametrize("doc, match", list(BAD.values()), ids=list(BAD))
-def test_bad_input(doc, match):
+@pytest.mark.parametrize("strict", [False, True])
+def test_bad_input(doc, match, strict):
     with pytest.raises(URDFError, match=match):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            load_urdf(doc)
+            load_urdf(doc, strict=strict)
+
+
+# Loaded with one warning naming the element and what was done; refused with strict=True.
+WARNED = {
+    "negative_eigenvalue": (chain(inertial_xml(1.0, [[1, 2, 0], [2, 1, 0], [0, 0, 1]])), InertiaWarning,
+                            "link 'l1' <inertial>: inertia is not positive semi-definite.*kept as written",
+                            "link 'l1' <inertial>: inertia is not positive semi-definite"),
+    "mimic_unknown_leader": (chain(extra=link("l3") + joint("j3", "revolute", "l2", "l3", '<mimic joint="nope"/>')),
+                             URDFWarning, "joint 'j3' <mimic joint=\"nope\">: no moving joint 'nope'.*dropped",
+                             "joint 'j3' mimics 'nope'"),
+    "mimic_of_fixed_joint": (chain(extra=link("l3") + link("l4") + joint("jf", "fixed", "l2", "l3")
+                                   + joint("j4", "revolute", "l3", "l4", '<mimic joint="jf"/>')),
+                             URDFWarning, "joint 'j4' <mimic joint=\"jf\">: no moving joint 'jf'.*dropped",
+                             "joint 'j4' mimics 'jf', which is not a moving joint"),
+    "transmission_unknown_joint": (chain(extra='<transmission name="t"><joint name="ghost"/><actuator name="a">'
+                                         '<mechanicalReduction>2</mechanicalReduction></actuator></transmission>'),
+                                   URDFWarning, "transmission 't': joint 'ghost' is not a <joint>.*dropped",
+                                   "transmission 't': joint 'ghost' is not a <joint>"),
+}
+
+
+@pytest.mark.parametrize("doc, category, warned, refused", list(WARNED.values()), ids=list(WARNED))
+def test_loaded_with_one_warning_or_refused_when_strict(doc, category, warned, refused):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_urdf(doc)
+    assert [w.category for w in caught] == [category], [str(w.message) for w in caught]
+    assert re.search(warned, str(caught[0].message)), str(caught[0].message)
+    assert caught[0].filename == __file__    # said where load_urdf was called
+    assert issubclass(category, ScrewdynWarning) and issubclass(category, UserWarning)
+    assert model.mimic == {} and model.rotor_inertia.sum() == 0
+    with pytest.raises(URDFError, match=refused):
+        load_urdf(doc, strict=True)
 
 
 def test_errors_are_value_errors():
@@ -544,6 +691,46 @@ def test_triangle_inequality_warns_or_raises():
     np.testing.assert_allclose(m.inertia_com[0], TRIANGLE_I)
     with pytest.raises(URDFError, match="link 'l1' <inertial>.*triangle"):
         load_urdf(doc, strict=True)
+
+
+ANTENNA_I = [[2.371e-8, 6.119e-8, 1.179e-8], [6.119e-8, 2.833e-8, 7.74e-9], [1.179e-8, 7.74e-9, 3.849e-8]]   # tiago's
+
+
+def test_roundoff_negative_moment_clamped_against_the_body_it_is_part_of():
+    """A 1 mg link with principal moment -3.5e-8 welded to l2 (moments 0.3-0.5): round-off there, clamped
+    to the nearest positive semi-definite inertia, and l2's body is the compound of the two as loaded."""
+    from screwdyn.inertia import RigidBody, clamp_principal_moments, compound
+    antenna = '<origin xyz="0.1 0 0" rpy="0.3 0 0"/>'
+    doc = chain(extra=link("antenna", inertial_xml(1e-6, ANTENNA_I)) + joint("ja", "fixed", "l2", "antenna", antenna))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m = load_urdf(doc)
+    assert [w.category for w in caught] == [InertiaWarning]
+    assert re.search(r"link 'antenna' <inertial>: principal moments \[-3.5349e-08 .*round-off against the body "
+                     r"of joint 'j2' \(largest principal moment 0.5.* kg m\^2\): clamped to 0", str(caught[0].message))
+    T = hom(Rx(0.3), [0.1, 0, 0])
+    expected = compound([RigidBody(2.0, [0.1, 0, 0], GOOD_I),
+                         RigidBody(1e-6, [0, 0, 0], clamp_principal_moments(ANTENNA_I)).transformed(T)])
+    np.testing.assert_allclose(m.inertia_com[1], expected.inertia, rtol=0, atol=1e-15)
+    assert np.linalg.eigvalsh(clamp_principal_moments(ANTENNA_I))[0] >= -1e-22
+    np.testing.assert_allclose(clamp_principal_moments(ANTENNA_I), ANTENNA_I, rtol=0, atol=3.6e-8)
+    with pytest.raises(URDFError, match="link 'antenna' <inertial>: inertia is not positive semi-definite"):
+        load_urdf(doc, strict=True)
+
+
+def test_indefinite_inertia_kept_as_written_and_forward_dynamics_refuses():
+    """An inertia whose negative moment is a third of its largest, alone on its body: kept as written
+    (the body's inertia is the written one), and a mass matrix that is then not positive definite
+    makes forward dynamics raise the clear ModelError."""
+    import screwdyn
+    bad = [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]   # moments -1, 1, 3
+    doc = robot(link("base"), link("l1", inertial_xml(1.0, bad)), joint("j1", "revolute", "base", "l1", '<axis xyz="1 -1 0"/>'))
+    with pytest.warns(InertiaWarning, match="link 'l1' <inertial>: inertia is not positive semi-definite .*-1.*kept"):
+        m = load_urdf(doc)
+    np.testing.assert_allclose(m.inertia_com[0], bad, rtol=0, atol=1e-15)
+    assert screwdyn.mass_matrix(m, [0.0])[0, 0] == pytest.approx(-1.0)   # a^T I a for the axis (1, -1, 0) / sqrt 2
+    with pytest.raises(ModelError, match="singular or not positive definite"):
+        screwdyn.forward_dynamics(m, [0.0], [0.0], [1.0])
 
 
 def test_inf_allowed_in_limits_only():
@@ -646,4 +833,108 @@ def test_transmissions_set_gear_ratio_and_rotor_inertia():
         with pytest.raises(URDFError, match=f"transmission 't'.*{match}"):
             screwdyn.load_urdf(xml.replace('<rotor_inertia value="2e-5"/>', bad).replace("<mechanicalReduction>50</mechanicalReduction>", bad if "mechanical" in bad else "<mechanicalReduction>50</mechanicalReduction>"))
     with pytest.raises(URDFError, match="transmission 't': joint 'nope'"):
-        screwdyn.load_urdf(xml.replace('<joint name="j"/>', '<joint name="nope"/>'))
+        screwdyn.load_urdf(xml.replace('<joint name="j"/>', '<joint name="nope"/>'), strict=True)
+
+
+# ---------------------------------------------------------------------------- mutated documents
+# A small robot using every element the loader reads; the property test breaks it in the ways a user's
+# file is broken and asks for a model or a URDFError naming the element, never another exception, a
+# numpy warning, or a model whose numbers (or whose dynamics at a moderate state) are not finite.
+FULL_DOC = robot(
+    link("base", inertial_xml(5.0, GOOD_I)),
+    link("l1", inertial_xml(1.0, GOOD_I, (0.1, 0.0, 0.2), (0.1, 0.2, 0.3))),
+    link("l2", inertial_xml(2.0, GOOD_I, (0.0, 0.1, 0.0))),
+    link("l3", inertial_xml(0.5, GOOD_I)),
+    link("tool", inertial_xml(0.2, GOOD_I, (0.0, 0.0, 0.05))),
+    joint("j1", "revolute", "base", "l1", '<origin xyz="0 0 0.3" rpy="0 0 0.5"/><axis xyz="0 0 1"/>'
+          '<limit lower="-2" upper="2" effort="50" velocity="3"/><dynamics damping="0.1" friction="0.2"/>'),
+    joint("j2", "prismatic", "l1", "l2", '<origin xyz="0.2 0 0"/><axis xyz="1 0 0"/>'
+          '<limit lower="-0.1" upper="0.4" effort="100" velocity="1"/>'),
+    joint("j3", "continuous", "l2", "l3", '<origin xyz="0 0.2 0" rpy="1.57 0 0"/><axis xyz="0 1 0"/>'
+          '<mimic joint="j1" multiplier="2" offset="0.1"/>'),
+    joint("jt", "fixed", "l3", "tool", '<origin xyz="0 0 0.1"/>'),
+    '<transmission name="t1"><type>SimpleTransmission</type><joint name="j1"/><actuator name="m1">'
+    '<mechanicalReduction>50</mechanicalReduction><rotor_inertia value="1e-5"/></actuator></transmission>',
+)
+
+NUMBERS = st.one_of(
+    st.sampled_from(["1e308", "-1e308", "1e400", "-1e400", "1e-320", "1e-300", "-1", "-0", "0", "nan", "NaN", "inf",
+                     "-inf", "abc", "", " ", "1,2", "0x10", "1_000", "1e", ".", "--1", "1 2 3 4", "+5", "1e-9"]),
+    st.floats(allow_nan=False).map(repr),
+    st.text(max_size=8),
+)
+
+
+def _mutate(draw, root):
+    """One random change to the element tree ``root``."""
+    import copy
+    elements = list(root.iter())
+    el = draw(st.sampled_from(elements))
+    kind = draw(st.sampled_from(["drop_attribute", "number", "duplicate", "move", "remove", "name", "tag", "text"]))
+    if kind == "drop_attribute" and el.attrib:
+        del el.attrib[draw(st.sampled_from(sorted(el.attrib)))]
+    elif kind == "number" and el.attrib:
+        key = draw(st.sampled_from(sorted(el.attrib)))
+        tokens = el.attrib[key].split() or [""]
+        tokens[draw(st.integers(0, len(tokens) - 1))] = draw(NUMBERS)
+        el.attrib[key] = " ".join(tokens)
+    elif kind in ("duplicate", "move", "remove") and el is not root:
+        parent = next(p for p in elements if el in list(p))
+        if kind == "duplicate":
+            parent.append(copy.deepcopy(el))
+        else:
+            parent.remove(el)
+            if kind == "move":
+                draw(st.sampled_from([p for p in root.iter() if p is not el])).append(el)
+    elif kind == "name":
+        target = draw(st.sampled_from([e for e in elements if e.get("name") is not None or e.get("link") is not None]))
+        key = "name" if target.get("name") is not None else "link"
+        target.set(key, draw(st.text(st.characters(exclude_categories=()), max_size=6)))   # any code point
+    elif kind == "tag":
+        el.tag = draw(st.sampled_from(["link", "joint", "inertial", "origin", "mass", "inertia", "axis", "limit",
+                                       "mimic", "transmission", "robot", "junk"]))
+    elif kind == "text":
+        el.text = draw(NUMBERS)
+
+
+@st.composite
+def mutated_documents(draw):
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(FULL_DOC)
+    for _ in range(draw(st.integers(1, 3))):
+        _mutate(draw, root)
+    return ET.tostring(root, encoding="unicode")
+
+
+def test_the_full_document_loads_cleanly():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_urdf(FULL_DOC.replace('<mimic joint="j1" multiplier="2" offset="0.1"/>', ""))
+
+
+@given(mutated_documents())
+def test_mutated_documents_load_or_name_the_element(doc):
+    import screwdyn
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("error", RuntimeWarning)   # numpy's overflow or invalid value: a defect
+        try:
+            model = load_urdf(doc)
+        except URDFError as e:
+            assert re.search(r"link|joint|transmission|robot|URDF|inertia|mass", str(e)), str(e)
+            return
+    assert all(issubclass(w.category, ScrewdynWarning) for w in caught), [str(w.message) for w in caught]
+    for key in ("T_parent_body", "joint_axis", "mass", "com", "inertia_com", "armature", "damping", "friction",
+                "frame_pose"):
+        assert np.all(np.isfinite(getattr(model, key))), key
+    q = np.linspace(-0.5, 0.5, model.n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for f, args in ((screwdyn.inverse_dynamics, (q, q, q)), (screwdyn.mass_matrix, (q,)),
+                        (screwdyn.forward_dynamics, (q, q, q)), (screwdyn.kinetic_energy, (q, q))):
+            try:
+                y = f(model, *args)
+            except screwdyn.ScrewdynError as e:    # an overflowing result, or a singular mass matrix
+                assert re.search("not finite|singular", str(e)), str(e)
+                continue
+            assert np.all(np.isfinite(y)), f.__name__

@@ -18,6 +18,8 @@ on the main thread's stack or on a thread with a stack made for it (:func:`on_la
 from __future__ import annotations
 
 import importlib
+import math
+import os
 import threading
 import time
 
@@ -26,11 +28,12 @@ import numpy as np
 from .algorithms.internals import MODE, cache_has, compile_note, say
 from .algorithms.status import Status
 from .algorithms.work import STACK_LIMIT
-from .errors import InputError, ModelError
+from .errors import InputError, ModelError, TooLargeError
 from .model import Model
 from .spatial import Ad, inverse_transform
 
-__all__ = ["Kernel", "call", "vector", "check_model", "output", "external_wrenches", "raise_status"]
+__all__ = ["Kernel", "call", "vector", "check_model", "output", "external_wrenches", "raise_status", "check_room",
+           "finite_result"]
 
 F64 = np.dtype(np.float64)
 _ND = np.ndarray
@@ -39,6 +42,8 @@ _NO_FEXT = np.zeros((1, 6))          # stands in for f_ext when there is none (t
 _NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
 _NOT_ARRAYS = (AttributeError, TypeError, KeyError, ValueError)   # what the fast paths' tests and the entry
 #   points raise for what is no array (and _dict_wrenches for a name or wrench it cannot read)
+_FAST_ROWS = 1 << 16   # a batch of more states takes the general path, which checks that its result fits in memory
+_ROOMY = 64 << 20      # bytes a call may allocate without asking how much memory is available
 
 
 # ---------------------------------------------------------------------------------- the entry points
@@ -169,10 +174,10 @@ class _LargeStack:
                     self.thread.start()
                 finally:
                     threading.stack_size(previous)
-            jobs = self.jobs
-        done = threading.Event()
-        box = []
-        jobs.put((function, args, box, done))
+            done = threading.Event()
+            box = []
+            self.jobs.put((function, args, box, done))   # (under the lock: a call needing a larger thread
+            #   then ends this one only after it has served the jobs queued before)
         done.wait()
         ok, value = box[0]
         if not ok:
@@ -211,12 +216,20 @@ def check_model(model):
 
 
 def vector(x, n, name) -> np.ndarray:
-    """``x`` as a float64 array whose last axis has length ``n``."""
+    """``x`` as a float64 array whose last axis has length ``n``: real numbers (integers, booleans,
+    floats of any precision, Python numbers in an object array), never complex numbers or text."""
     if type(x) is not _ND or x.dtype is not F64:
         try:
-            x = np.asarray(x, dtype=float)
-        except (TypeError, ValueError) as e:
-            raise InputError(f"{name} must be an array of numbers: {e}") from None
+            a = np.asarray(x)
+            if a.dtype.kind == "c":
+                raise InputError(f"{name} must be real, got complex numbers ({a.dtype})")
+            if a.dtype.kind not in "biufO":
+                raise InputError(f"{name} must be an array of numbers, got {a.dtype} ({type(x).__name__})")
+            x = a.astype(F64, copy=False)
+        except (TypeError, ValueError, OverflowError) as e:
+            if isinstance(e, InputError):
+                raise
+            raise InputError(f"{name} must be an array of real numbers: {e}") from None
     if x.ndim == 0 or x.shape[-1] != n:
         raise InputError(f"{name} must have shape ({n},) or (..., {n}) for this model, got shape {x.shape}")
     return x
@@ -235,11 +248,47 @@ def output(out, shape, name="out") -> np.ndarray:
 def _rows(a, shape, n):
     """``a`` broadcast to ``shape`` as a writable C-contiguous ``(B, n)`` array (the entry points are
     compiled for that one array type: a read-only view would compile another)."""
+    B = math.prod(shape[:-1])
+    if a.size == 0:
+        return np.zeros((B, n))   # (numpy gives an empty array's reshape any strides; the entry points check them)
     if a.shape != shape:
         a = np.broadcast_to(a, shape)
     if not (a.flags.c_contiguous and a.flags.writeable):
         a = np.array(a, order="C")
-    return a.reshape(-1, n)
+    return a.reshape(B, n)
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation (Linux ``MemAvailable``, else the free
+    physical pages), or None where neither can be read."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):   # pragma: no cover - no sysconf (Windows)
+        return None
+
+
+def _size(nbytes):
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if nbytes < 1024 or unit == "PiB":
+            return f"{nbytes:.3g} {unit}" if unit != "bytes" else f"{nbytes} bytes"
+        nbytes /= 1024
+
+
+def check_room(name, nbytes, what):
+    """Raise :class:`TooLargeError` before any work when ``nbytes`` (``what``: the arrays it is made
+    of) exceed the memory available; calls of less than 64 MiB are not checked."""
+    if nbytes > _ROOMY:
+        room = available_memory()
+        if room is not None and nbytes > room:
+            raise TooLargeError(f"{name}: {what} need {_size(nbytes)}, more than the {_size(room)} of memory "
+                                "available; split the batch")
 
 
 def batch_shape_of(arrays, names):
@@ -259,13 +308,25 @@ def raise_status(code, names, index=None):
     where = "" if index is None else f" (batch index {index})"
     code = int(code)
     if code == Status.SINGULAR:
-        raise ModelError(f"the mass matrix is singular{where}: a joint moves neither mass nor rotational "
-                         "inertia (give its subtree inertia or the joint an armature)")
+        raise ModelError(f"the mass matrix is singular or not positive definite{where}: a joint moves neither mass "
+                         "nor rotational inertia (give its subtree inertia or the joint an armature), or a body's "
+                         "inertia is not positive semi-definite (load_urdf warned of it)")
+    if code == Status.OVERFLOW:
+        raise InputError(f"the result is not finite{where}: it overflows float64 for these finite inputs "
+                         f"({', '.join(names)}) with this model's numbers; they are too large")
     if code == Status.NONFINITE_FEXT:
         raise InputError(f"f_ext contains NaN or inf{where}")
     if Status.NONFINITE <= code < Status.NONFINITE + len(names):
         raise InputError(f"{names[code - Status.NONFINITE]} contains NaN or inf{where}")
     raise AssertionError(f"a kernel answered status {code}")   # pragma: no cover - NOT_FAST on the general path
+
+
+def finite_result(y, names):
+    """``y``, a result computed in Python from finite ones, or the error of a kernel whose result
+    overflows (``names``: the arguments it came from). Compute ``y`` under ``np.errstate(all="ignore")``."""
+    if not np.isfinite(y).all():
+        raise_status(Status.OVERFLOW, names)
+    return y
 
 
 def _raise_first(status, batch_shape, names):
@@ -371,7 +432,7 @@ def call(model, {states}, fext=None, out=None, params=(), shape=None):
                         y = None
                     if y is not None and not kernel.one(model._kd, {states}, {extra}y):
                         return y
-                elif nd == 2:
+                elif nd == 2 and {first}.shape[0] <= FAST_ROWS:   # (larger: the general path checks the memory)
                     B = {first}.shape[0]
                     if shape is None:
                         shape = model.{shape}
@@ -409,7 +470,7 @@ def _fast_path(kernel):
     namespace = dict(Model=Model, ND=_ND, F64=F64, FEXT=entry.fext, NO_FEXT=_NO_FEXT, OUT_NDIM=entry.outputs[0],
                      empty=_empty, zeros=np.zeros, int64=np.int64, count_nonzero=np.count_nonzero,
                      raise_first=_raise_first, general=general, kernel=kernel, NOT_ARRAYS=_NOT_ARRAYS,
-                     dict_wrenches=_dict_wrenches)
+                     dict_wrenches=_dict_wrenches, FAST_ROWS=_FAST_ROWS)
     exec(compile(source, f"<screwdyn fast path of {kernel.key}>", "exec"), namespace)
     return namespace["call"]
 
@@ -454,15 +515,16 @@ def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out
         return ys[0] if len(ys) == 1 else tuple(ys)
 
     batch_shape = batch_shape_of(states, names)
+    _check_batch_room(entry, model, states, batch_shape, shapes, outs_given, fext)
     if use_fext:
         F = external_wrenches(model, fext, batch_shape)
         if F.shape[:-2] != batch_shape:   # f_ext brought extra batch axes
             batch_shape = F.shape[:-2]
-        F = np.require(wrench_rows(model, F), F64, ["C", "W"]).reshape(-1, n, 6)
+        F = np.require(wrench_rows(model, F), F64, ["C", "W"]).reshape(math.prod(batch_shape), n, 6)
     rows = [_rows(s, batch_shape + (k,), k) for s, k in zip(states, sizes)]
     B = rows[0].shape[0]
     ys = [output(o, batch_shape + sh, "out") for o, sh in zip(outs_given, shapes)]
-    flat = [y.reshape((B,) + sh) for y, sh in zip(ys, shapes)]
+    flat = [y.reshape((B,) + sh) if y.size else np.empty((B,) + sh) for y, sh in zip(ys, shapes)]
     if B:
         args = [model._kd, *rows]
         if entry.fext:
@@ -471,11 +533,35 @@ def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out
         lanes = kernel.lanes_for(model)
         if lanes == 0:
             on_large_stack(entry.work_floats(n), _one_at_a_time, kernel, entry, args, params, flat, status)
-        else:
-            kernel.run_batch((*args, *params, *flat, status), lanes)
+        elif kernel.run_batch((*args, *params, *flat, status), lanes):
+            raise AssertionError(f"{entry.name}: the batch entry point refused the general path's arrays")
         if np.count_nonzero(status):
             _raise_first(status, batch_shape, names)
     return ys[0] if len(ys) == 1 else tuple(ys)
+
+
+def _check_batch_room(entry, model, states, batch_shape, shapes, outs_given, fext):
+    """:func:`check_room` for a batch: its outputs not given, the copies of states and ``f_ext``
+    that are broadcast or not C-contiguous, and the status array."""
+    n = model.n
+    if fext is not None and not isinstance(fext, dict):
+        try:
+            batch_shape = np.broadcast_shapes(batch_shape, np.shape(fext)[:-2])
+        except (ValueError, TypeError):   # external_wrenches says why
+            pass
+    B = math.prod(batch_shape)
+    sizes = [s.shape[-1] for s in states]
+    if B * 8 * (1 + sum(sizes) + 6 * n) + sum(8 * B * math.prod(sh) for sh in shapes) <= _ROOMY:
+        return   # (the most it can be: every state and f_ext copied)
+    copies = sum(B * k * 8 for s, k in zip(states, sizes)
+                 if s.shape != tuple(batch_shape) + (k,) or not (s.flags.c_contiguous and s.flags.writeable))
+    if fext is not None:
+        copies += B * n * 6 * 8
+    outs = [tuple(batch_shape) + tuple(sh) for o, sh in zip(outs_given, shapes) if o is None]
+    parts = [f"the float64 result{'s' if len(outs) > 1 else ''} {', '.join(map(str, outs))}"] if outs else []
+    parts += ["copies of the inputs"] if copies else []
+    check_room(entry.name, 8 * sum(math.prod(shp) for shp in outs) + copies + 8 * B,
+               f"{' and '.join(parts) or 'the work arrays'} of {B} states")
 
 
 def _one_at_a_time(kernel, entry, args, params, outs, status):

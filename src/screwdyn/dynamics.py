@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dispatch import Kernel, check_model, external_wrenches, vector
+from .dispatch import (
+    Kernel,
+    check_model,
+    check_room,
+    external_wrenches,
+    finite_result,
+    vector,
+)
 from .errors import InputError, ModelError
 from .model import Model
 
@@ -62,7 +69,9 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, friction=False, out=N
     """
     tau = _RNEA.call(model, q, qd, qdd, f_ext, out)
     if friction:
-        tau += friction_torques(model, qd)
+        with np.errstate(all="ignore"):
+            tau += friction_torques(model, qd)
+        finite_result(tau, ("q", "qd", "qdd"))
     return tau
 
 
@@ -71,13 +80,15 @@ def friction_torques(model: Model, qd) -> np.ndarray:
     ``model.friction`` (URDF ``<dynamics damping friction>``). Same shape as ``qd``."""
     check_model(model)
     qd = vector(qd, model.n, "qd")
+    check_room("friction_torques", 24 * qd.size, f"the float64 result {qd.shape} and its work")
     finite = np.isfinite(qd)
     if not finite.all():
         where = ""
         if qd.ndim > 1:
             where = f" (batch index {tuple(int(i) for i in np.argwhere(~finite.all(axis=-1))[0])})"
         raise InputError("qd contains NaN or inf" + where)
-    return model.damping * qd + model.friction * np.sign(qd)
+    with np.errstate(all="ignore"):
+        return finite_result(model.damping * qd + model.friction * np.sign(qd), ("qd",))
 
 
 def mass_matrix(model: Model, q, out=None) -> np.ndarray:
@@ -146,7 +157,8 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, method="aba", frictio
         raise InputError(f"method must be one of {tuple(_FD_METHODS)}, got {method!r}") from None
     if friction:
         check_model(model)
-        tau = vector(tau, model.n, "tau") - friction_torques(model, qd)
+        with np.errstate(all="ignore"):
+            tau = finite_result(vector(tau, model.n, "tau") - friction_torques(model, qd), ("qd", "tau"))
     return kernel.call(model, q, qd, tau, f_ext, out)
 
 
@@ -159,7 +171,7 @@ def _zero(model):
 # ---------------------------------------------------------------------------------------------
 def _energy_terms(model, q, qd):
     """``out (..., 11)``: KE, U, first moment (3), momentum about {0} (6)."""
-    return _ENERGY.call(model, q, _zero(model) if qd is None else qd, shape=(11,))
+    return _ENERGY.call(model, q, qd, shape=(11,))
 
 
 def _scalar(x):
@@ -177,13 +189,14 @@ def potential_energy(model: Model, q):
     """Gravitational potential energy ``U = -sum_i m_i g^T c_i(q)`` [J] (``c_i`` the centre of
     mass of body ``i`` in the base frame; zero at the base origin, as Pinocchio's
     ``computePotentialEnergy``), so that ``gravity_torques = dU/dq``."""
-    return _scalar(_energy_terms(model, q, None)[..., 1])
+    return _scalar(_energy_terms(model, q, _zero(model))[..., 1])
 
 
 def mechanical_energy(model: Model, q, qd):
     """``kinetic_energy + potential_energy`` [J]: conserved by the unforced, frictionless dynamics."""
     e = _energy_terms(model, q, qd)
-    return _scalar(e[..., 0] + e[..., 1])
+    with np.errstate(all="ignore"):
+        return _scalar(finite_result(e[..., 0] + e[..., 1], ("q", "qd")))
 
 
 def center_of_mass(model: Model, q) -> np.ndarray:
@@ -192,7 +205,8 @@ def center_of_mass(model: Model, q) -> np.ndarray:
     check_model(model)
     if model.total_mass <= 0.0:
         raise ModelError("center_of_mass: the model has no mass")
-    return _energy_terms(model, q, None)[..., 2:5] / model.total_mass
+    with np.errstate(all="ignore"):
+        return finite_result(_energy_terms(model, q, _zero(model))[..., 2:5] / model.total_mass, ("q",))
 
 
 def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
@@ -210,8 +224,9 @@ def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
     if about == "com":
         if model.total_mass <= 0.0:
             raise ModelError("momentum(about='com'): the model has no mass")
-        c = e[..., 2:5] / model.total_mass
-        P[..., :3] -= np.cross(c, P[..., 3:])
+        with np.errstate(all="ignore"):
+            P[..., :3] -= np.cross(e[..., 2:5] / model.total_mass, P[..., 3:])
+        finite_result(P, ("q", "qd"))
     return P
 
 
@@ -339,12 +354,14 @@ def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") 
     if not np.all(np.isfinite(w)):
         raise InputError("wrench contains NaN or inf")
     J = jacobian(model, q, frame, reference)
-    if J.ndim == 2 and w.ndim == 1:
-        return w @ J
-    try:
-        return np.einsum("...rj,...r->...j", J, w)
-    except ValueError:
-        raise InputError(f"q batch {J.shape[:-2]} and wrench {w.shape} do not broadcast") from None
+    with np.errstate(all="ignore"):
+        if J.ndim == 2 and w.ndim == 1:
+            return finite_result(w @ J, ("q", "wrench"))
+        try:
+            return finite_result(np.einsum("...rj,...r->...j", J, w), ("q", "wrench"))
+        except ValueError:
+            raise InputError(f"q batch {J.shape[:-2]} and wrench {w.shape} do not broadcast") from None
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,6 +372,7 @@ def centroidal_momentum_matrix(model: Model, q, out=None) -> np.ndarray:
     spatial momentum about its centre of mass in world-aligned axes, angular first ``(k_G, l)``
     (docs/theory.md eq. (11.6); Pinocchio's ``computeCentroidalMap`` with its halves swapped). Its
     ``l = m cdot``; for a floating base, ``A_G`` maps the whole momentum, base included."""
+    check_model(model)
     return _CENTROIDAL.call(model, q, shape=(6, model.n), out=out)
 
 

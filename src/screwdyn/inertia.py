@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import InertiaWarning, ModelError
 from .spatial import Ad, skew
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "spatial_inertia",
     "compound",
     "check_inertia",
+    "clamp_principal_moments",
     "InertiaWarning",
     "box",
     "cylinder",
@@ -40,10 +41,6 @@ __all__ = [
     "rod",
     "point_mass",
 ]
-
-
-class InertiaWarning(UserWarning):
-    """An inertia that is positive semi-definite but physically implausible (triangle inequality)."""
 
 
 def steiner(inertia_com, mass, r) -> np.ndarray:
@@ -70,13 +67,17 @@ def spatial_inertia(mass, com, inertia_com) -> np.ndarray:
     return G
 
 
-def check_inertia(mass, inertia, name="body", strict=False, tol=1e-9):
+def check_inertia(mass, inertia, name="body", strict=False, tol=1e-9, indefinite=False):
     """Check that ``mass`` and the CoM ``inertia`` describe a physical rigid body.
 
     Errors (:class:`ModelError`, naming ``name``): non-finite numbers, negative mass,
     an asymmetric matrix, a negative eigenvalue. A positive semi-definite inertia whose
     principal moments break the triangle inequality ``I1 + I2 >= I3`` (common in CAD exports)
     gives an :class:`InertiaWarning`, or an error when ``strict``.
+
+    ``indefinite=True``: an inertia with a negative eigenvalue is no error; its principal moments
+    (ascending) are returned for the caller to decide (:func:`screwdyn.io.urdf.load_urdf`), and
+    the triangle inequality is not checked. Returns None otherwise.
     """
     I = np.asarray(inertia, dtype=float)
     if not np.isfinite(mass):
@@ -92,6 +93,8 @@ def check_inertia(mass, inertia, name="body", strict=False, tol=1e-9):
         raise ModelError(f"{name}: inertia matrix is not symmetric")
     eig = np.linalg.eigvalsh(0.5 * (I + I.T))
     if eig[0] < -tol * scale:
+        if indefinite:
+            return eig
         raise ModelError(
             f"{name}: inertia is not positive semi-definite (eigenvalues {np.array2string(eig, precision=4)})"
         )
@@ -103,6 +106,14 @@ def check_inertia(mass, inertia, name="body", strict=False, tol=1e-9):
         if strict:
             raise ModelError(msg)
         warnings.warn(msg, InertiaWarning, stacklevel=3)
+
+
+def clamp_principal_moments(inertia) -> np.ndarray:
+    """The positive semi-definite matrix nearest to the symmetric ``inertia`` (in the Frobenius
+    norm): its negative principal moments set to zero, its principal axes kept."""
+    I = np.asarray(inertia, dtype=float)
+    w, V = np.linalg.eigh(0.5 * (I + I.T))
+    return (V * np.maximum(w, 0.0)) @ V.T
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,7 @@ class Model:
         object.__setattr__(self, "_body_row", rows)
         object.__setattr__(self, "_one_dof", nb == nv)   # a row per body: f_ext arrays go to the kernels as they are
         object.__setattr__(self, "_kd", self._pack())
+        self._check_finite()
         object.__setattr__(self, "_shape", (nv,))   # shapes and zeros the public functions pass on
         object.__setattr__(self, "_nn", (nv, nv))
         object.__setattr__(self, "_zero", np.zeros(nv))
@@ -265,6 +266,20 @@ class Model:
 
     def with_gravity(self, gravity) -> "Model":
         return self.replace(gravity=np.asarray(gravity, dtype=float))
+
+    def _check_finite(self):
+        """Every number the kernels read is finite, and no frame pose holds a NaN or inf: finite
+        inputs can overflow (a compound of huge inertias, a rotor inertia times a squared gear ratio)."""
+        bad = np.flatnonzero(~np.isfinite(self._kd[:self.nv]).all(axis=1))
+        if bad.size:
+            i = int(np.searchsorted(self.idx_vs, bad[0], side="right")) - 1   # the body of that kernel row
+            raise ModelError(f"the body of joint {self.joint_names[i]!r} (link {self.link_names[i]!r}): its pose, "
+                             "axis, inertia or armature is not finite (the numbers overflow float64)")
+        bad = np.flatnonzero(~np.isfinite(self.frame_pose).all(axis=(1, 2)))
+        if bad.size:
+            raise ModelError(f"frame {self.frame_names[int(bad[0])]!r}: its pose is not finite")
+        if np.isnan(np.concatenate([self.q_lower, self.q_upper, self.velocity_limit, self.effort_limit])).any():
+            raise ModelError("a joint limit is NaN")
 
     def _pack(self) -> np.ndarray:
         """The packed array of :mod:`screwdyn.algorithms.layout` read by the kernels: one row per
@@ -413,7 +428,10 @@ class ModelBuilder:
     def __init__(self, name="robot", base="base", gravity=(0.0, 0.0, -9.81), strict=False):
         self.name = name
         self.base = base
-        self.gravity = np.asarray(gravity, dtype=float)
+        try:
+            self.gravity = np.asarray(gravity, dtype=float).reshape(3)
+        except (TypeError, ValueError):
+            raise ModelError(f"gravity must be 3 numbers (a vector in the base frame), got {gravity!r}") from None
         self.strict = strict
         self._links: dict[str, _Link] = {}
         self._joints: list[_Joint] = []
@@ -505,6 +523,7 @@ class ModelBuilder:
         self._frames.append((name, parent, np.eye(4) if pose is None else np.asarray(pose, dtype=float)))
         return self
 
+    @np.errstate(over="ignore", invalid="ignore")   # an overflow gives inf, which the Model reports by name
     def build(self) -> Model:
         """Check the tree and merge fixed joints; returns the immutable :class:`Model`."""
         children: dict[str, list[_Joint]] = {name: [] for name in self._links}

@@ -171,8 +171,8 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
                 D[i, l] = d
                 p0, p1, p2, p3, p4, p5 = get6(pA[i], l)
                 u[i, l] = TAU[i, l] - (Ji[0] * p0 + Ji[1] * p1 + Ji[2] * p2 + Ji[3] * p3 + Ji[4] * p4 + Ji[5] * p5)
-                if not d > 0.0 and bad[l] == 0:
-                    bad[l] = Status.SINGULAR
+                if not d > 0.0 and bad[l] == 0:   # (NaN: the numbers overflowed)
+                    bad[l] = Status.SINGULAR if d <= 0.0 else Status.OVERFLOW
             if par < 0:
                 continue
             for l in range(m):

@@ -22,7 +22,7 @@ from .kinematics import world_poses
 from .layout import PARENT
 from .spatial_kernels import twist_to_world
 from .status import Status
-from .work import add, check, claim, get10, get12, is_rows, is_vector, one_state, put, q_size, row, units
+from .work import add, check, claim, get10, get12, is_rows, is_vector, one_state, overflowed, put, q_size, row, units
 
 
 @njit(**HELPER)
@@ -59,6 +59,7 @@ def centroidal(kd, q, Ag, status, k0, k1):
             Ag[k, 1, i] = n1 + (f2 * c0 - f0 * c2)
             Ag[k, 2, i] = n2 + (f0 * c1 - f1 * c0)
             Ag[k, 3, i], Ag[k, 4, i], Ag[k, 5, i] = f0, f1, f2
+        overflowed(status, k, Ag)
 
 
 @njit(**KERNEL)

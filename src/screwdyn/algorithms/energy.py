@@ -25,7 +25,7 @@ from .rnea import body_motion
 from .spatial_kernels import wrench_to_parent
 from .entry import Entry
 from .status import Status
-from .work import check, claim, get6, get12, is_rows, is_vector, one_state, q_size, put, row, units
+from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
 
 OUTPUTS = 11   # KE, U, mc (3), P (6)
 
@@ -74,6 +74,7 @@ def energy(kd, q, qd, out, status, k0, k1):
         out[k, 2], out[k, 3], out[k, 4] = mc0, mc1, mc2
         for c in range(6):
             out[k, 5 + c] = P[c]
+        overflowed(status, k, out)
 
 
 @njit(**KERNEL)

@@ -78,8 +78,11 @@ if MODE == "fast":
 FAST = MODE == "fast"
 CACHED = FAST                    # see the module docstring: no cache without the stamp
 ATOMICS = FAST
-KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy"} if FAST   # numpy: x / 0 is inf, no exception
-          else {"cache": False, "error_model": "numpy"})
+# error_model numpy: x / 0 is inf, no exception. nogil: a one-state entry point lets other Python threads run
+# meanwhile (the batch entry points, parallel, keep the GIL: numba's default threading layer, workqueue, must
+# not be entered by two threads at once).
+KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy", "nogil": True} if FAST
+          else {"cache": False, "error_model": "numpy", "nogil": True})
 HELPER = dict(KERNEL, forceinline=True) if FAST else KERNEL
 INLINE = {"cache": CACHED, "inline": "always"}    # the few helpers that return an array (a view):
 #   inlined by numba, since a function compiled without the runtime may only return its arguments

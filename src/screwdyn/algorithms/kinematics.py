@@ -37,7 +37,7 @@ from .rnea import body_motion
 from .spatial_kernels import compose, cross, rotate6, translate_twist, twist_to_child, twist_to_world
 from .entry import I64, Entry, array
 from .status import Status
-from .work import check, claim, get12, is_rows, is_vector, one_state, q_size, put, row, units
+from .work import check, claim, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
 
 SPACE = 0
 BODY = 1
@@ -95,6 +95,7 @@ def poses(kd, q, fbody, fpose, out, status, k0, k1):
                 out[k, f, a, 3] = T[9 + a]
                 out[k, f, 3, a] = 0.0
             out[k, f, 3, 3] = 1.0
+        overflowed(status, k, out)
 
 
 @njit(**KERNEL)
@@ -119,6 +120,7 @@ def jacobian(kd, q, body, Tbf, ref, J, status, k0, k1):
             for r in range(6):
                 J[k, r, j] = col[r]
             j = int(kd[j, PARENT])
+        overflowed(status, k, J)
 
 
 @njit(**KERNEL)
@@ -158,6 +160,8 @@ def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, k0, k1):
         for c in range(6):
             vel[k, c] = v[c]
             acc[k, c] = a[c]
+        overflowed(status, k, vel)
+        overflowed(status, k, acc)
 
 
 @njit(**KERNEL)

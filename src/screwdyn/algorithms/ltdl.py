@@ -32,7 +32,7 @@ from .layout import PARENT
 from .rnea import rnea
 from .entry import Entry
 from .status import Status
-from .work import check, claim, is_rows, is_vector, one_state, q_size, row, units
+from .work import check, claim, is_rows, is_vector, one_state, overflowed, q_size, row, units
 
 
 @njit(**HELPER)
@@ -44,12 +44,12 @@ def per_lane(n):
 @njit(**HELPER)
 def ltdl_factor(kd, H):
     """Factor ``H = M`` in place (lower triangle used). Returns 0, or SINGULAR when a pivot
-    is not positive."""
+    is not positive (OVERFLOW when it is NaN: the numbers overflowed)."""
     n = H.shape[0]
     for k in range(n - 1, -1, -1):
         d = H[k, k]
         if not d > 0.0:
-            return Status.SINGULAR
+            return Status.SINGULAR if d <= 0.0 else Status.OVERFLOW
         i = int(kd[k, PARENT])
         while i >= 0:
             a = H[k, i] / d
@@ -107,6 +107,7 @@ def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
         for i in range(n):
             qdd[k, i] = tau[k, i] - h[0, i]
         ltdl_solve(kd, H, qdd[k])                                                                      # M qdd = tau - h
+        overflowed(status, k, qdd)
 
 
 @njit(**KERNEL)
@@ -131,6 +132,7 @@ def minv(kd, q, Minv, status, k0, k1):
         for a in range(n):                             # the upper triangle mirrored: exact symmetry
             for b in range(a):
                 Minv[k, a, b] = Minv[k, b, a]
+        overflowed(status, k, Minv)
 
 
 @njit(**KERNEL)

@@ -47,7 +47,7 @@ from .rnea import body_motion
 from .spatial_kernels import twist_to_child
 from .entry import I64, Entry
 from .status import Status
-from .work import check, claim, get6, get12, is_rows, is_vector, one_state, q_size, put, row, units
+from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
 
 ARMATURE = 1
 VISCOUS = 2
@@ -170,6 +170,7 @@ def regressor(kd, q, qd, qdd, extras, Y, status, k0, k1):
         if extras & COULOMB:
             for i in range(n):
                 Y[k, i, col + i] = (qd[k, i] > 0.0) - (qd[k, i] < 0.0)
+        overflowed(status, k, Y)
 
 
 @njit(**KERNEL)

@@ -90,12 +90,24 @@ def lanes_of(Yl, Y, b):
 @njit(**INLINE)
 def store(Yl, k0, m, Y, status, bad):
     """``Y[k0 + l] = Yl[:, l]`` for the good lanes ``l < m`` (``Y (B, size)``, ``Yl (size, L)``) and
-    ``status[k0 + l] = bad[l]`` for all; with one lane :func:`lanes_of` wrote ``Y`` already."""
+    ``status[k0 + l] = bad[l]`` for all; with one lane :func:`lanes_of` wrote ``Y`` already. A good
+    lane whose result holds a NaN or inf (finite inputs, a result beyond float64) gets OVERFLOW
+    (``y - y`` is 0 for a finite ``y``: an integer count the compiler vectorises, no branch per number)."""
     for l in range(m):
-        status[k0 + l] = bad[l]
-        if bad[l] == 0 and Yl.shape[1] > 1:
-            for c in range(Yl.shape[0]):
-                Y[k0 + l, c] = Yl[c, l]
+        code = bad[l]
+        if code == 0:
+            nonfinite = 0
+            if Yl.shape[1] > 1:
+                for c in range(Yl.shape[0]):
+                    y = Yl[c, l]
+                    Y[k0 + l, c] = y
+                    nonfinite += (y - y) != 0.0
+            else:
+                for c in range(Yl.shape[0]):
+                    nonfinite += (Yl[c, 0] - Yl[c, 0]) != 0.0
+            if nonfinite:
+                code = Status.OVERFLOW
+        status[k0 + l] = code
 
 
 @njit(**INLINE)
@@ -268,6 +280,19 @@ def check(status, k, code, x):
     """``status[k] = code`` when the 1-D ``x`` holds a NaN or inf and no earlier input was flagged."""
     if status[k] == 0 and not finite(x):
         status[k] = code
+
+
+@njit(**HELPER)
+def overflowed(status, k, Y):
+    """``status[k] = OVERFLOW`` (unless already flagged) when row ``k`` of the C-contiguous ``Y (B, ...)``
+    holds a NaN or inf: finite inputs whose result is beyond float64 (counted as in :func:`store`)."""
+    size = Y.size // Y.shape[0]
+    y = window(Y, k * size, (size,))
+    nonfinite = 0
+    for c in range(size):
+        nonfinite += (y[c] - y[c]) != 0.0
+    if nonfinite and status[k] == 0:
+        status[k] = Status.OVERFLOW
 
 
 @njit(**HELPER)

@@ -88,7 +88,7 @@ from pathlib import Path
 import numpy as np
 
 from ..configuration import from_mujoco, to_mujoco
-from ..errors import InputError, ModelError
+from ..errors import InputError, MJCFWarning, ModelError
 from ..inertia import RigidBody
 from ..model import FREE_FLYER, Model, ModelBuilder
 from ..spatial import exp_so3, transform
@@ -101,10 +101,6 @@ _INSTALL_HINT = "reading MJCF needs MuJoCo 4.0 (Python >= 3.11): pip install 'sc
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 _JOINT_TYPE = {_FREE: "free_flyer", _BALL: "spherical", _SLIDE: "prismatic", _HINGE: "revolute"}
 _MJ_TYPE_NAME = {_FREE: "free", _BALL: "ball", _SLIDE: "slide", _HINGE: "hinge"}
-
-
-class MJCFWarning(UserWarning):
-    """Part of an MJCF model that the screwdyn model leaves out (see :mod:`screwdyn.io.mjcf`)."""
 
 
 def _mujoco():

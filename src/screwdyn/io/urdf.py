@@ -1,10 +1,12 @@
 """URDF loader: the dynamics of a fixed-base robot tree from a URDF document.
 
-Only what the dynamics needs is read: ``<link>`` (its ``<inertial>``) and ``<joint>`` (type,
-parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``, ``<mimic>``); and, for the
-viewer, each link's ``<visual>`` into ``model.visuals`` (:mod:`screwdyn.io.visuals`: meshes are
-found, not read; a mesh not found is a warning). ``<collision>``, ``<gazebo>``, ``<transmission>``,
-``<sensor>`` and any other element are ignored.
+Only what the dynamics needs is read: ``<link>`` (its ``<inertial>``), ``<joint>`` (type,
+parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``, ``<mimic>``) and simple
+``<transmission>`` elements (gear ratio and rotor inertia); and, for the viewer, each link's
+``<visual>`` into ``model.visuals`` (:mod:`screwdyn.io.visuals`: meshes are found, not read; a mesh
+not found is a warning). ``<collision>``, ``<gazebo>``, ``<sensor>`` and any other element are
+ignored. What a robot's file gets wrong but Pinocchio loads, screwdyn loads, with one warning per
+element saying what was done (``strict=True`` refuses it; see :func:`load_urdf`).
 
 URDF conventions honoured (see the URDF specification, ``wiki.ros.org/urdf/XML``):
 
@@ -35,8 +37,8 @@ import numpy as np
 import defusedxml
 import defusedxml.ElementTree as DET
 
-from ..errors import ModelError, URDFError
-from ..inertia import InertiaWarning, RigidBody, check_inertia
+from ..errors import InertiaWarning, ModelError, URDFError, URDFWarning
+from ..inertia import RigidBody, check_inertia, clamp_principal_moments, compound
 from ..model import Model, ModelBuilder
 from ..spatial import rotation_from_rpy, transform
 
@@ -44,10 +46,16 @@ __all__ = ["load_urdf", "example_robot_data_path", "EXAMPLE_ROBOTS"]
 
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating")
 _MIMIC_MODES = ("independent", "error")
+# A negative principal moment of a link at most this fraction of the largest principal moment of the
+# body the link is part of (its fixed-joint group) is round-off: clamped to zero (see load_urdf).
+ROUNDOFF = 1e-6
 
 # A decimal number as the URDF specification (and urdfdom) writes them; no "nan", no "1_000".
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _INF = re.compile(r"[+-]?inf(?:inity)?\Z", re.IGNORECASE)
+# Numbers of a larger magnitude are refused (limits excepted, which are only compared): the products
+# the dynamics forms of two or three of them would overflow float64.
+_HUGE = 1e150
 
 
 # ---------------------------------------------------------------------------- number parsing
@@ -64,6 +72,9 @@ def _parse_numbers(raw: str, count: int, where: str, allow_inf: bool = False) ->
             val = float(tok)
             if not np.isfinite(val):
                 raise URDFError(f"{where}: {tok!r} overflows to infinity")
+            if abs(val) > _HUGE and not allow_inf:
+                raise URDFError(f"{where}: {tok!r} is too large (above {_HUGE:g} in magnitude, the products of the "
+                                "dynamics would overflow float64)")
         elif _INF.match(tok):
             if not allow_inf:
                 raise URDFError(f"{where}: {tok!r} is infinite; a finite number is required")
@@ -172,6 +183,8 @@ def _parse_xml(data, label):
         raise URDFError(f"{label} uses a forbidden XML construct: {e}") from e
     except ParseError as e:
         raise URDFError(f"{label} is not well-formed XML: {e}") from e
+    except UnicodeError as e:   # a str holding what no encoding can write (a lone surrogate)
+        raise URDFError(f"{label} is not valid text: {e}") from e
 
 
 # ---------------------------------------------------------------------------- the loader
@@ -187,13 +200,25 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
     gravity:
         Gravity in the base frame [m/s^2].
     strict:
-        Turn implausible inertias (principal moments breaking the triangle inequality) from an
-        :class:`~screwdyn.inertia.InertiaWarning` into an error.
+        Refuse what is otherwise loaded with a warning (:class:`~screwdyn.errors.InertiaWarning`,
+        :class:`~screwdyn.errors.URDFWarning`, one per element, naming it and what was done):
+
+        * principal moments breaking the triangle inequality (kept as written);
+        * an inertia with a negative principal moment: clamped to zero (the nearest positive
+          semi-definite inertia, axes kept) when it is round-off, at most ``ROUNDOFF = 1e-6``
+          of the largest principal moment of the body the link is merged into (its group of
+          links joined by fixed joints, the fixed base included); else kept as written, and
+          whatever needs a positive-definite mass matrix (``forward_dynamics``,
+          ``mass_matrix_inverse``) raises :class:`~screwdyn.errors.ModelError` if ``M`` is not;
+        * a ``<mimic>`` whose leader is no moving joint of the robot: dropped (the joint stays an
+          independent degree of freedom);
+        * a ``<transmission>`` naming a joint the robot does not have: dropped.
     mimic:
         ``"independent"`` (default, as Pinocchio): a ``<mimic>`` joint stays an independent
         degree of freedom, its ``(leader, multiplier, offset)`` is recorded in ``model.mimic``
-        and a :class:`UserWarning` lists the mimic joints. ``"error"``: refuse mimic joints.
-        A ``<mimic>`` on a fixed joint is ignored (it has no degree of freedom to constrain).
+        and a :class:`~screwdyn.errors.URDFWarning` lists the mimic joints. ``"error"``: refuse
+        mimic joints. A ``<mimic>`` on a fixed joint is ignored (it has no degree of freedom to
+        constrain).
     root:
         The base link; by default the unique link that is no joint's child.
     floating_base:
@@ -226,7 +251,8 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
 
     links = _read_links(robot)
     joints = _read_joints(robot)
-    drives = _read_transmissions(robot, {j["name"]: j["type"] for j in joints})
+    _drop_unknown_leaders(joints, strict)
+    drives = _read_transmissions(robot, {j["name"]: j["type"] for j in joints}, strict)
 
     # A <mimic> on a fixed joint constrains nothing (no degree of freedom): it is ignored.
     mimics = [j["name"] for j in joints if j["mimic"] is not None and j["type"] != "fixed"]
@@ -258,10 +284,12 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
     except ModelError as e:
         raise URDFError(str(e)) from e
 
+    negative = {}   # link -> principal moments of an inertia with a negative one (loaded clamped, see below)
     for ln, body in links.items():
         check_where = f"link {ln!r} <inertial>"
-        if body is not None:
-            _check_body(body, check_where, strict)
+        if body is not None and _check_body(body, check_where, strict) is not None:
+            negative[ln] = body
+            body = RigidBody(body.mass, body.com, clamp_principal_moments(body.inertia))
         if ln == base and not floating_base:
             continue  # the builder made the base; a fixed base's inertia does not enter the dynamics
         try:
@@ -289,6 +317,8 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
         model = builder.build()
     except ModelError as e:
         raise URDFError(f"robot {name!r}: {e}") from e
+    if negative:
+        model = _settle_negative_moments(model, links, negative)
 
     model = _with_visuals(model, robot, source)
 
@@ -296,7 +326,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
         details = ", ".join(f"{jn!r} (mimics {model.mimic[jn][0]!r})" for jn in mimics)
         warnings.warn(f"robot {name!r}: mimic joints {details} are loaded as independent degrees of freedom; "
                       "their (leader, multiplier, offset) is kept in model.mimic. Pass mimic='error' to refuse them.",
-                      UserWarning, stacklevel=2)
+                      URDFWarning, stacklevel=2)
     return model
 
 
@@ -308,11 +338,12 @@ def _with_visuals(model: Model, robot, source) -> Model:
     return model.replace(visuals=visuals) if visuals else model
 
 
-def _read_transmissions(robot, joint_types: dict) -> dict:
+def _read_transmissions(robot, joint_types: dict, strict=False) -> dict:
     """``{joint: {"gear_ratio": n_r, "rotor_inertia": I_m}}`` from simple ``<transmission>`` elements
     (one ``<joint>``, one ``<actuator>`` with ``<mechanicalReduction>`` and, a screwdyn extension,
     ``<rotor_inertia value="...">``). The reflected inertia ``n_r^2 I_m`` enters ``M`` (docs/theory.md §4.3);
-    a transmission without a rotor inertia changes no dynamics. Others (several joints) are ignored."""
+    a transmission without a rotor inertia changes no dynamics. Others (several joints) are ignored;
+    one naming a joint the robot does not have is dropped with a warning (refused when ``strict``)."""
     drives = {}
     for tr in _children(robot, "transmission"):
         where = f"transmission {tr.get('name')!r}"
@@ -322,7 +353,11 @@ def _read_transmissions(robot, joint_types: dict) -> dict:
             continue
         jn = joints[0]
         if jn not in joint_types:
-            raise URDFError(f"{where}: joint {jn!r} is not a <joint> of the robot")
+            if strict:
+                raise URDFError(f"{where}: joint {jn!r} is not a <joint> of the robot")
+            warnings.warn(f"{where}: joint {jn!r} is not a <joint> of the robot; the transmission is dropped",
+                          URDFWarning, stacklevel=3)
+            continue
         if joint_types[jn] == "fixed":
             continue
         entry = {}
@@ -355,15 +390,67 @@ def _strip_owner(msg: str, name: str, kind: str) -> str:
 
 
 def _check_body(body: RigidBody, where: str, strict: bool):
-    """:func:`check_inertia` with messages naming the URDF element; warnings re-emitted at the caller."""
+    """:func:`check_inertia` with messages naming the URDF element; warnings re-emitted at the caller.
+    Unless ``strict``, an inertia with a negative principal moment is no error: its principal
+    moments are returned (for :func:`_settle_negative_moments`)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            check_inertia(body.mass, body.inertia, where, strict)
+            moments = check_inertia(body.mass, body.inertia, where, strict, indefinite=not strict)
         except ModelError as e:
             raise URDFError(str(e)) from e
     for w in caught:
         warnings.warn(w.message, w.category, stacklevel=3)  # the caller of load_urdf
+    return moments
+
+
+def _settle_negative_moments(model: Model, links: dict, negative: dict) -> Model:
+    """The model (built with each link of ``negative`` clamped to its nearest positive semi-definite
+    inertia) with each such link either left clamped, when its negative moment is round-off against
+    the body it is part of (at most ``ROUNDOFF`` of that body's largest principal moment), or put
+    back as written; one :class:`InertiaWarning` per link. A body's inertia is the sum of its links'
+    (``inertia_com`` of a body is linear in theirs), so putting a link back adds ``R (I - I_clamped) R^T``."""
+    inertia = model.inertia_com.copy()
+    for ln, written in negative.items():
+        k = model.frame_index(ln)
+        b, R = int(model.frame_body[k]), model.frame_pose[k][:3, :3]
+        parts = [(links[f] if f not in negative else RigidBody(links[f].mass, links[f].com,
+                                                               clamp_principal_moments(links[f].inertia)))
+                 .transformed(model.frame_pose[j])
+                 for j, f in enumerate(model.frame_names) if model.frame_body[j] == b and links.get(f) is not None]
+        scale = float(np.linalg.eigvalsh(compound(parts).inertia)[-1])
+        moments = np.linalg.eigvalsh(written.inertia)
+        carrier = (f"the body of joint {model.joint_names[b]!r}" if b >= 0 else
+                   f"the fixed base {model.base_name!r}, whose inertia does not enter the dynamics")
+        shown = np.array2string(moments, precision=4)
+        if -moments[0] <= ROUNDOFF * scale:
+            warnings.warn(f"link {ln!r} <inertial>: principal moments {shown} kg m^2; the negative one is "
+                          f"round-off against {carrier} (largest principal moment {scale:.4g} kg m^2): clamped to 0. "
+                          "Pass strict=True to refuse it.", InertiaWarning, stacklevel=3)
+            continue
+        warnings.warn(f"link {ln!r} <inertial>: inertia is not positive semi-definite (principal moments {shown} "
+                      f"kg m^2, beyond round-off against {carrier}): kept as written; what needs a positive-definite "
+                      "mass matrix (forward_dynamics, mass_matrix_inverse) raises ModelError where it is not. "
+                      "Pass strict=True to refuse it.", InertiaWarning, stacklevel=3)
+        if b >= 0:
+            inertia[b] += R @ (written.inertia - clamp_principal_moments(written.inertia)) @ R.T
+    return model.replace(inertia_com=inertia) if not np.array_equal(inertia, model.inertia_com) else model
+
+
+def _drop_unknown_leaders(joints: list, strict: bool):
+    """Drop (with a warning) each ``<mimic>`` whose leader is no moving joint of the robot, or
+    refuse it when ``strict``; a mimic on a fixed joint is ignored anyway."""
+    moving = {j["name"] for j in joints if j["type"] != "fixed"}
+    for j in joints:
+        if j["mimic"] is None or j["type"] == "fixed" or j["mimic"][0] in moving:
+            continue
+        msg = f"joint {j['name']!r} mimics {j['mimic'][0]!r}, which is not a moving joint of the robot"
+        if strict:
+            raise URDFError(msg)
+        warnings.warn(f'joint {j["name"]!r} <mimic joint="{j["mimic"][0]}">: no moving joint {j["mimic"][0]!r} in the '
+                      "robot; the mimic is dropped (the joint is an independent degree of freedom)",
+                      URDFWarning, stacklevel=3)
+        j["mimic"] = None
 
 
 def _read_links(robot) -> dict:

@@ -23,6 +23,7 @@ import time
 
 import numpy as np
 
+from . import _dask
 from .algorithms.internals import MODE, cache_has, compile_note, say
 from .algorithms.status import Status
 from .algorithms.work import STACK_LIMIT
@@ -53,6 +54,9 @@ class Kernel:
     def __init__(self, module, key):
         self.module, self.key = module, key
         self._entry = None
+
+    def __reduce__(self):   # by name: what is compiled stays behind (a Dask worker loads its own)
+        return Kernel, (self.module, self.key)
 
     @property
     def entry(self):
@@ -213,6 +217,8 @@ def check_model(model):
 def vector(x, n, name) -> np.ndarray:
     """``x`` as a float64 array whose last axis has length ``n``."""
     if type(x) is not _ND or x.dtype is not F64:
+        if _dask.is_dask(x):
+            return _dask.vector(x, n, name)
         try:
             x = np.asarray(x, dtype=float)
         except (TypeError, ValueError) as e:
@@ -371,7 +377,7 @@ def call(model, {states}, fext=None, out=None, params=(), shape=None):
                         y = None
                     if y is not None and not kernel.one(model._kd, {states}, {extra}y):
                         return y
-                elif nd == 2:
+                elif nd == 2 and {ndarrays}:   # (a Dask array's shape[0] could be 10^9)
                     B = {first}.shape[0]
                     if shape is None:
                         shape = model.{shape}
@@ -402,6 +408,7 @@ def _fast_path(kernel):
     source = _FAST_PATH.format(states=", ".join(names), first=names[0],
                                same=" and ".join([f"{x}.ndim == nd" for x in names[1:]]
                                                  + [f"{x}.dtype is F64" for x in names]),
+                               ndarrays=" and ".join(f"type({x}) is ND" for x in names),
                                extra=("fx, use, " if entry.fext else "") + ("*params, " if entry.params else ""),
                                no_fext="fx, use = NO_FEXT, False" if entry.fext else "pass",
                                yes_fext="fx, use = fext, True",
@@ -424,8 +431,11 @@ def call(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=No
 
 
 def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=None):
-    """:func:`call` for any input: checks, converts and copies, then the same entry points."""
+    """:func:`call` for any input: checks, converts and copies, then the same entry points (a Dask
+    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`)."""
     check_model(model)
+    if _dask.any_dask(*states, fext):
+        return _dask.call_kernel(kernel, model, states, shape, fext, params, out)
     entry = kernel.entry
     names = entry.states
     n = model.n

@@ -287,9 +287,8 @@ def compute(*collections):
     if client is not None:
         from distributed import progress
         futures = client.compute(list(collections))
-        progress(futures)
-        print(file=sys.stderr)
+        progress(futures)   # (a text bar in a terminal, a widget in a notebook)
         return tuple(client.gather(futures))
     from dask.diagnostics import ProgressBar
-    with ProgressBar():
+    with ProgressBar(out=sys.stderr):
         return dask.compute(*collections)

@@ -77,13 +77,17 @@ def filter_runs(q, dt, runs=None, *, window, polyorder, trim=0, differentiate=Tr
             if b - a < window:
                 if (open_ends[0] and a == 0) or (open_ends[1] and b == N):
                     continue
-                what = "the data" if len(bounds) == 1 and runs is None else f"run {runs[a]!r}"
+                what = "the data" if runs is None else f"run {_label(runs[a])}"
                 raise InputError(f"the Savitzky-Golay window ({window} samples) is longer than {what} ({b - a})")
-            kw = dict(window_length=window, polyorder=polyorder, delta=dt, axis=0, mode="interp")
+            kw = {"window_length": window, "polyorder": polyorder, "delta": dt, "axis": 0, "mode": "interp"}
             for d, out in enumerate(filtered):
                 out[a:b] = scipy.signal.savgol_filter(q[a:b], deriv=d, **kw)
         inside[a + trim:max(b - trim, a + trim)] = True
     return (*filtered, inside)
+
+
+def _label(x):
+    return f"{x:g}" if isinstance(x, (float, np.floating)) else str(x)
 
 
 def step_stats(t, runs=None):
@@ -105,5 +109,6 @@ def period(stats):
         raise InputError("t must have at least two samples in a run to give the sampling period")
     dt = total / count
     if dt <= 0 or max(hi - dt, dt - lo) > 1e-6 * dt + 1e-12:
-        raise InputError("t must be uniformly sampled and increasing (within each run) to differentiate q")
+        raise InputError("t must be uniformly sampled and increasing (within each run: label separate runs, "
+                         "runs= or a run column) to differentiate q")
     return dt

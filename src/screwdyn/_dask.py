@@ -174,9 +174,10 @@ def map_batches(func, arrays, core_ndims, out_cores, *, name="screwdyn"):
         if c and any(len(ch) > 1 for ch in a.chunks[a.ndim - c:]):
             a = a.rechunk({ax: -1 for ax in range(a.ndim - c, a.ndim)})
         args += [a, batch_ind + tuple(f"c{k}.{j}" for j in range(c))]
-    chunks = _batch_chunks([a for a in args[::2]], nb, batch)
+    chunkss, aligned = da.unify_chunks(*args)   # the batch chunks aligned, as Dask aligns them
+    args[::2] = aligned
     for i in range(nb):   # positions along each batch axis, for errors: a chunk gets its own
-        args += [da.arange(batch[i], chunks=(chunks[i],)), (batch_ind[i],)]
+        args += [da.arange(batch[i], chunks=(chunkss[batch_ind[i]],)), (batch_ind[i],)]
     multi = len(out_cores) > 0 and all(isinstance(c, tuple) for c in out_cores)
     cores = tuple(tuple(c) for c in out_cores) if multi else (tuple(out_cores),)
     core = (sum(math.prod(c) for c in cores),) if multi else cores[0]
@@ -193,17 +194,6 @@ def map_batches(func, arrays, core_ndims, out_cores, *, name="screwdyn"):
         parts.append(y[..., start:start + size].reshape(batch + c))
         start += size
     return tuple(parts)
-
-
-def _batch_chunks(arrays, nb, batch):
-    """The chunks of each batch axis: the finest common chunks of the arrays that span it (Dask's
-    own alignment), one chunk where all broadcast."""
-    from dask.array.core import common_blockdim
-    out = []
-    for i in range(nb):
-        spans = [a.chunks[i] for a in arrays if a.shape[i] == batch[i] and (batch[i] != 1 or len(a.chunks[i]) == 1)]
-        out.append(common_blockdim(spans) if len(spans) > 1 else spans[0])
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------- the kernels

@@ -1,7 +1,8 @@
 """Identification from Dask arrays: least squares over data in chunks, the regressor never whole.
 
-Row blocks of a least-squares problem combine through their R factors: for ``A = [A_1; A_2]``,
-``A^T A = R_1^T R_1 + R_2^T R_2 = R^T R`` with ``R = qr([R_1; R_2])`` (TSQR, Demmel et al. 2012).
+Row blocks of a least-squares problem combine through their R factors (docs/theory.md §12.5): for
+``A = [A_1; A_2]``, ``A^T A = R_1^T R_1 + R_2^T R_2 = R^T R`` with ``R = qr([R_1; R_2])`` (TSQR,
+Demmel et al. 2012).
 So each chunk of samples gives, for each joint ``j``, the R factor ``R_j`` (``(r+1) x (r+1)``) of
 its equations ``[Y_b,j | tau_j]`` (the samples of the chunk where equation ``j`` is used, in slabs of
 :data:`SLAB` samples), and a tree of QRs over the chunks (Dask's reduction, on the cluster)
@@ -67,6 +68,8 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
         qdd = aligned(qdd, "qdd", q.shape, f"the shape of q {q.shape}")
     runs = None if runs is None else aligned(runs, "runs", (N,), f"{N} entries (one label per sample)")
     t = None if t is None else aligned(t, "t", (N,), f"{N} entries")
+    if weights is not None and not isinstance(weights, str) and np.shape(weights)[:1] == (1,) and np.ndim(weights) == 2:
+        weights = np.asarray(weights)[0]   # (1, n): per joint
     weighted = weights is not None and not isinstance(weights, str) and np.ndim(weights) == 2
     if weighted:
         weights = aligned(weights, "weights", q.shape, f"shape ({n},) or ({N}, {n})")

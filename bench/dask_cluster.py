@@ -116,7 +116,7 @@ def bench_inverse_dynamics(model, states, chunk, workers, repeats):
         timed(screwdyn.inverse_dynamics(model, q[:2 * chunk], qd[:2 * chunk], qdd[:2 * chunk]).sum(axis=0))  # warm up
         gen = [timed((q + qd + qdd).sum(axis=0)) for _ in range(repeats)]
         full = [timed(screwdyn.inverse_dynamics(model, q, qd, qdd).sum(axis=0)) for _ in range(repeats)]
-        med = lambda runs, k: statistics.median(r[k] for r in runs)   # noqa: E731
+        med = lambda runs, k: statistics.median(r[k] for r in runs)
         return dict(gen=med(gen, 0), full=med(full, 0), gen_cpu=med(gen, 1), full_cpu=med(full, 1), base=base,
                     peak=worker_peaks(client))
     finally:
@@ -137,8 +137,9 @@ def measure_chunk(t, model, noise, block_info=None):
 
 
 def bench_identify(model, samples, chunk, workers, run_seconds, dt=1e-3):
-    import dask.array as da
     from functools import partial
+
+    import dask.array as da
 
     from screwdyn.ident import base_parameters, identify
 

@@ -110,6 +110,7 @@ def test_logs_and_data_frames(data, tmp_path):
     pa = pytest.importorskip("pyarrow", reason="pyarrow (Parquet) is in the 'dask' extra, not 'test'")
     pd = pytest.importorskip("pandas", reason="pandas is in the 'dask' extra, not 'test'")
     import pyarrow.parquet as pq
+
     from screwdyn.ident import write_csv
     from screwdyn.ident.logs import read_logs
 

@@ -33,8 +33,8 @@ import numpy as np
 
 from .errors import InputError, ScrewdynError
 
-__all__ = ["is_dask", "any_dask", "as_array", "map_batches", "call_kernel", "vector", "compute", "chunk_threads",
-           "located"]
+__all__ = ["any_dask", "as_array", "call_kernel", "chunk_threads", "compute", "is_dask", "located", "map_batches",
+           "vector"]
 
 
 def is_dask(x) -> bool:

@@ -31,11 +31,11 @@ import numpy as np
 from .._dask import as_array, chunk_threads, compute, located
 from ..errors import InputError, ScrewdynError
 from .base import base_regressor
-from .torque_regressor import regressor
 from .derivatives import _window, filter_runs, period, step_stats
 from .least_squares import Identification, _enough, covariance, joint_weights, solution
+from .torque_regressor import regressor
 
-__all__ = ["identify_chunked", "SLAB"]
+__all__ = ["SLAB", "identify_chunked"]
 
 SLAB = 8192   # samples per regressor evaluation within a chunk: a chunk's work is O(SLAB), whatever its size
 

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import InputError
 from ..model import Model
 
-__all__ = ["CSV_FORMAT", "read_csv", "write_csv", "columns"]
+__all__ = ["CSV_FORMAT", "columns", "read_csv", "write_csv"]
 
 
 CSV_FORMAT = """\

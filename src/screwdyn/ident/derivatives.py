@@ -16,7 +16,7 @@ import scipy.signal
 
 from ..errors import InputError
 
-__all__ = ["estimate_derivatives", "filter_runs", "run_bounds", "step_stats", "period"]
+__all__ = ["estimate_derivatives", "filter_runs", "period", "run_bounds", "step_stats"]
 
 
 def _window(window, dt, polyorder):

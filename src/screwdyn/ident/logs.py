@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..model import Model
 from .csv_io import columns
 
-__all__ = ["read_logs", "frame_data", "log_paths"]
+__all__ = ["frame_data", "log_paths", "read_logs"]
 
 CHUNK = 1 << 18   # samples per chunk (262144: 27 MB of a 6-joint arm's [q | tau | t])
 
@@ -143,7 +143,7 @@ def _csv(path, model, k, files, chunk):
     cols = columns(header, model, path)
     frame = dd.read_csv(path, usecols=_names(cols) + (["run"] if "run" in cols else []), dtype=float,
                         blocksize=max(chunk * len(header) * 20, 1 << 20))
-    frame = frame.assign(**{"run": _label(frame["run"] if "run" in cols else 0, k, files)})
+    frame = frame.assign(run=_label(frame["run"] if "run" in cols else 0, k, files))
     return frame[_names(cols) + ["run"]].to_dask_array(lengths=True), cols
 
 

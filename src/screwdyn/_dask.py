@@ -94,7 +94,7 @@ class _Chunk:
 
     def __call__(self, *blocks):
         nb = self.nb
-        arrays, where = blocks[:len(blocks) - nb], blocks[len(blocks) - nb:]
+        arrays, where = [_one(b) for b in blocks[:len(blocks) - nb]], blocks[len(blocks) - nb:]
         try:
             with chunk_threads():
                 y = self.func(*arrays)
@@ -104,6 +104,14 @@ class _Chunk:
             return y
         return np.concatenate([np.reshape(v, v.shape[:v.ndim - len(c)] + (-1,)) for v, c in zip(y, self.cores)],
                               axis=-1)
+
+
+def _one(block):
+    """The block of an array whose core axes are one chunk: Dask hands it in a list per core axis
+    (``concatenate=False``, which spares the copy that concatenating one block costs)."""
+    while type(block) is list:
+        block = block[0]
+    return block
 
 
 @contextlib.contextmanager
@@ -185,7 +193,7 @@ def map_batches(func, arrays, core_ndims, out_cores, *, name="screwdyn"):
     token = tokenize(func, *args[::2], cores)
     y = da.blockwise(_Chunk(func, nb, cores if multi else None), out_ind, *args,
                      new_axes={f"o{j}": s for j, s in enumerate(core)}, dtype=np.float64,
-                     meta=np.empty((0,) * len(out_ind)), concatenate=True, name=f"{name}-{token}")
+                     meta=np.empty((0,) * len(out_ind)), concatenate=False, name=f"{name}-{token}")
     if not multi:
         return y
     parts, start = [], 0

@@ -28,7 +28,7 @@ from functools import partial
 
 import numpy as np
 
-from .._dask import as_array, chunk_threads, compute, located
+from .._dask import as_array, chunk_threads, compute, is_dask, located
 from ..errors import InputError, ScrewdynError
 from .base import base_regressor
 from .derivatives import _window, filter_runs, period, step_stats
@@ -52,7 +52,9 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
     q = as_array(q, "q")
     if q.ndim != 2 or q.shape[1] != n:
         raise InputError(f"q must have shape (N, {n}) for this model, got {q.shape}")
-    N, chunks = q.shape[0], q.chunks[0]
+    N = q.shape[0]
+    lazy = [x for x in (q, tau, qd, qdd, t, runs, weights) if is_dask(x) and x.shape[:1] == (N,)]
+    chunks = lazy[0].chunks[0] if lazy else q.chunks[0]   # the chunks of the first Dask array given
 
     def aligned(x, name, shape, what):
         x = as_array(x, name)
@@ -61,7 +63,7 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
         return x.rechunk({0: chunks, **({1: -1} if x.ndim == 2 else {})})
 
     tau = aligned(tau, "tau", q.shape, f"the shape of q {q.shape}")
-    q = q.rechunk({1: -1})
+    q = q.rechunk({0: chunks, 1: -1})
     differentiate = qd is None
     if not differentiate:
         qd = aligned(qd, "qd", q.shape, f"the shape of q {q.shape}")

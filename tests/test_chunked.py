@@ -162,7 +162,7 @@ def test_errors_of_chunked_data(data):
         q[2345, 1] = np.inf
         with pytest.raises(InputError, match=r"q contains NaN or inf \(batch index \(2345,\)\)"):
             identify(model, lazy(q), lazy(d["qd"]), lazy(d["qdd"]), lazy(d["tau"]), base=base)
-        with pytest.raises(InputError, match=rf"tau must have the shape of q \({len(t)}, {n}\)"):
+        with pytest.raises(InputError, match=rf"tau must have shape \({len(t)}, {n}\)"):
             identify(model, lazy(d["q"]), lazy(d["qd"]), lazy(d["qdd"]), lazy(d["tau"][:-1]), base=base)
         with pytest.raises(InputError, match="too few"):
             identify(model, lazy(d["q"][:3]), lazy(d["qd"][:3]), lazy(d["qdd"][:3]), lazy(d["tau"][:3]), base=base)

@@ -75,6 +75,29 @@ def test_every_batched_function_takes_dask_arrays_and_gives_the_numpy_numbers(pa
             np.testing.assert_array_equal(y.compute(), ref, err_msg=name)
 
 
+def test_a_floating_base_model(rng):
+    """A free-flyer (solo12): q has nq entries, qd and tau nv; wrenches one per body."""
+    from screwdyn.configuration import random_configuration
+    model = screwdyn.models.load("solo12")
+    Q = random_configuration(model, rng, 9)
+    V, F = rng.normal(size=(9, model.nv)), rng.normal(size=(9, model.nbodies, 6))
+    q, v = da.from_array(Q, chunks=(4, 5)), da.from_array(V, chunks=4)
+    frame = model.frame_names[-1]
+    with dask.config.set(scheduler="sync"):
+        for f in (lambda q, v: screwdyn.inverse_dynamics(model, q, v, v, f_ext=F),
+                  lambda q, v: screwdyn.inverse_dynamics(model, q, v, v, f_ext={frame: F[:, 0]}),
+                  lambda q, v: screwdyn.mass_matrix(model, q), lambda q, v: screwdyn.forward_kinematics(model, q),
+                  lambda q, v: screwdyn.regressor(model, q, v, v),
+                  lambda q, v: screwdyn.joint_torques_from_wrench(model, q, frame, v[..., :6])):
+            np.testing.assert_allclose(f(q, v).compute(), f(Q, V), rtol=1e-13, atol=1e-12)
+    with pytest.raises(InputError, match=rf"q must have shape \({model.nq},\)"):
+        screwdyn.mass_matrix(model, v)
+    # NumPy's broadcasting too: q (9, 1, nq) against qd (3, nv), the last axes of other lengths
+    tau = screwdyn.inverse_dynamics(model, Q[:, None], V[:3], V[0])
+    assert tau.shape == (9, 3, model.nv)
+    np.testing.assert_array_equal(tau[:, 1], screwdyn.inverse_dynamics(model, Q, np.tile(V[1], (9, 1)), V[[0] * 9]))
+
+
 def test_external_wrenches_as_dask_arrays_and_dicts(panda, rng):
     n = panda.n
     Q, F, W = rng.normal(size=(7, n)), rng.normal(size=(7, n, 6)), rng.normal(size=(7, 6))

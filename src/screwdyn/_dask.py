@@ -239,9 +239,9 @@ def call_kernel(kernel, model, states, shape=None, fext=None, params=(), out=Non
     if isinstance(fext, dict):
         from .dispatch import external_wrenches
         fnames = list(fext)
-        external_wrenches(model, {nm: np.empty(6) for nm in fnames})   # an unknown name raises here
+        one = external_wrenches(model, {nm: np.zeros(6) for nm in fnames})   # an unknown name raises here
         fext = map_batches(partial(_wrench_chunk, model, fnames), [fext[nm] for nm in fnames], [1] * len(fnames),
-                           (model.n, 6), name="screwdyn-f_ext")
+                           one.shape, name="screwdyn-f_ext")
     if fext is not None:
         fext = as_array(fext, "f_ext")
         fmeta = np.empty((0,) + fext.shape[-2:]) if fext.ndim >= 2 else np.empty(fext.shape)

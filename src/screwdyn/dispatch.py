@@ -249,15 +249,16 @@ def _rows(a, shape, n):
 
 
 def batch_shape_of(arrays, names):
-    """The batch shape (leading axes) the state arrays broadcast to."""
-    shape = arrays[0].shape
-    if any(a.shape != shape for a in arrays):   # (np.broadcast_shapes costs 5 us: only when needed)
+    """The batch shape (leading axes) the state arrays broadcast to (their last axes, ``nq`` or
+    ``nv`` long, are not broadcast)."""
+    shape = arrays[0].shape[:-1]
+    if any(a.shape[:-1] != shape for a in arrays):   # (np.broadcast_shapes costs 5 us: only when needed)
         try:
-            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+            shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
         except ValueError:
             shapes = ", ".join(f"{nm} {a.shape}" for nm, a in zip(names, arrays))
             raise InputError(f"state arrays do not broadcast to one batch: {shapes}") from None
-    return shape[:-1]
+    return shape
 
 
 def raise_status(code, names, index=None):

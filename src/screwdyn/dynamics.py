@@ -212,7 +212,7 @@ def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
         raise InputError(f"about must be 'base' or 'com', got {about!r}")
     if about == "com" and any_dask(q, qd):
         check_model(model)
-        q, qd = vector(q, model.n, "q"), vector(qd, model.n, "qd")
+        q, qd = vector(q, model.nq, "q"), vector(qd, model.n, "qd")
         return map_batches(partial(momentum, model, about=about), [q, qd], [1, 1], (6,), name="screwdyn-momentum")
     e = _energy_terms(model, q, qd)
     P = e[..., 5:11].copy()
@@ -348,7 +348,7 @@ def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") 
     if any_dask(q, w):
         _reference(reference)
         _frame(model, frame)
-        q = vector(q, model.n, "q")
+        q = vector(q, model.nq, "q")
         return map_batches(partial(_torques_of_wrench, model, frame, reference), [q, w], [1, 1], (model.n,),
                            name="screwdyn-wrench-torques")
     if not np.all(np.isfinite(w)):

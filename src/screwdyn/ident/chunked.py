@@ -47,11 +47,11 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
     data at most: the sample times (for the sampling period, when ``qd`` is estimated and ``dt`` not
     given), then everything else. The data fields of the result are Dask arrays of every sample."""
     import dask.array as da
-    n, r = model.n, base.rank
+    n, nq, r = model.n, model.nq, base.rank
     p = r + 1
     q = as_array(q, "q")
-    if q.ndim != 2 or q.shape[1] != n:
-        raise InputError(f"q must have shape (N, {n}) for this model, got {q.shape}")
+    if q.ndim != 2 or q.shape[1] != nq:
+        raise InputError(f"q must have shape (N, {nq}) for this model, got {q.shape}")
     N = q.shape[0]
     lazy = [x for x in (q, tau, qd, qdd, t, runs, weights) if is_dask(x) and x.shape[:1] == (N,)]
     chunks = lazy[0].chunks[0] if lazy else q.chunks[0]   # the chunks of the first Dask array given
@@ -62,19 +62,19 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
             raise InputError(f"{name} must have {what}, got {x.shape}")
         return x.rechunk({0: chunks, **({1: -1} if x.ndim == 2 else {})})
 
-    tau = aligned(tau, "tau", q.shape, f"the shape of q {q.shape}")
+    tau = aligned(tau, "tau", (N, n), f"shape {(N, n)}")
     q = q.rechunk({0: chunks, 1: -1})
     differentiate = qd is None
     if not differentiate:
-        qd = aligned(qd, "qd", q.shape, f"the shape of q {q.shape}")
-        qdd = aligned(qdd, "qdd", q.shape, f"the shape of q {q.shape}")
+        qd = aligned(qd, "qd", tau.shape, f"shape {tau.shape}")
+        qdd = aligned(qdd, "qdd", tau.shape, f"shape {tau.shape}")
     runs = None if runs is None else aligned(runs, "runs", (N,), f"{N} entries (one label per sample)")
     t = None if t is None else aligned(t, "t", (N,), f"{N} entries")
     if weights is not None and not isinstance(weights, str) and np.shape(weights)[:1] == (1,) and np.ndim(weights) == 2:
         weights = np.asarray(weights)[0]   # (1, n): per joint
     weighted = weights is not None and not isinstance(weights, str) and np.ndim(weights) == 2
     if weighted:
-        weights = aligned(weights, "weights", q.shape, f"shape ({n},) or ({N}, {n})")
+        weights = aligned(weights, "weights", tau.shape, f"shape ({n},) or ({N}, {n})")
     if differentiate:
         if dt is None:
             if t is None:
@@ -89,11 +89,11 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
 
     # [q | qd | qdd | tau | run | weights], a chunk of samples a block of rows; then filtered (qd and
     # qdd from q), with the run column replaced by "inside", the samples kept after trimming
-    zeros = da.zeros((N, n), chunks=(chunks, n))
+    zeros = da.zeros((N, n), chunks=(chunks, n))   # (qd, qdd until filtered)
     parts = [q, zeros if differentiate else qd, zeros if differentiate else qdd, tau,
              (da.zeros((N, 1), chunks=(chunks, 1)) if runs is None else runs[:, None])]
     source = da.concatenate(parts + ([weights] if weighted else []), axis=1).rechunk({1: -1})
-    data = da.map_overlap(partial(_filter, n=n, dt=dt, window=window, polyorder=polyorder, trim=trim,
+    data = da.map_overlap(partial(_filter, cols=_Columns(nq, n), dt=dt, window=window, polyorder=polyorder, trim=trim,
                                   differentiate=differentiate, runs=runs is not None),
                           source, depth={0: depth, 1: 0}, boundary="none", dtype=float, meta=np.empty((0, 0)))
     width = n + n * p * p * (2 if weighted else 1)
@@ -143,8 +143,9 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
     res2 = joint_residuals(beta)
     sigma = np.sqrt(res2 / np.maximum(Nj - r / n, 1.0))
     rms = np.sqrt(res2 / np.maximum(Nj, 1))
-    q, qd, qdd, tau = (data[:, k * n:(k + 1) * n] for k in range(4))
-    keep = (data[:, 4 * n:4 * n + 1] > 0.5) & (abs(qd) >= min_speed)
+    c = _Columns(nq, n)
+    q, qd, qdd, tau = data[:, c.q], data[:, c.qd], data[:, c.qdd], data[:, c.tau]
+    keep = (data[:, c.run:c.run + 1] > 0.5) & (abs(qd) >= min_speed)
     tau_fit = base_regressor(model, q, qd, qdd, base=base) @ beta
     return Identification(model, base, beta, np.sqrt(np.diag(cov)), cov, sigma, rms, method, float(cond),
                           q, qd, qdd, tau, tau_fit, t, Rw, s2, cost0, float(np.sum(Ra[:, r] ** 2) / Nj.sum()), keep,
@@ -152,19 +153,29 @@ def identify_chunked(model, q, qd, qdd, tau, *, t=None, dt=None, runs=None, base
 
 
 # ---------------------------------------------------------------------------------- per chunk
-def _filter(block, *, n, dt, window, polyorder, trim, differentiate, runs, block_info=None):
+class _Columns:
+    """Where a chunk's columns are: ``[q (nq) | qd (n) | qdd (n) | tau (n) | run | weights (n)]``."""
+
+    def __init__(self, nq, n):
+        self.q, self.qd, self.qdd = slice(0, nq), slice(nq, nq + n), slice(nq + n, nq + 2 * n)
+        self.tau = slice(nq + 2 * n, nq + 3 * n)
+        self.run = nq + 3 * n
+        self.w = slice(nq + 3 * n + 1, None)
+
+
+def _filter(block, *, cols, dt, window, polyorder, trim, differentiate, runs, block_info=None):
     """A chunk extended by its neighbours' samples (``map_overlap``): ``q`` filtered run by run into
     ``(q, qd, qdd)`` when ``differentiate``, and the run column replaced by 1 for the samples kept
     (``trim`` from the ends of their run), 0 for the others."""
     info = block_info[0]
     k, count = info["chunk-location"][0], info["num-chunks"][0]
     out = block.copy()
-    q_f, qd, qdd, inside = filter_runs(block[:, :n], dt, block[:, 4 * n] if runs else None, window=window,
+    q_f, qd, qdd, inside = filter_runs(block[:, cols.q], dt, block[:, cols.run] if runs else None, window=window,
                                        polyorder=polyorder, trim=trim, differentiate=differentiate,
                                        open_ends=(k > 0, k < count - 1))
     if differentiate:
-        out[:, :n], out[:, n:2 * n], out[:, 2 * n:3 * n] = q_f, qd, qdd
-    out[:, 4 * n] = inside
+        out[:, cols.q], out[:, cols.qd], out[:, cols.qdd] = q_f, qd, qdd
+    out[:, cols.run] = inside
     return out
 
 
@@ -173,9 +184,10 @@ def _factors(model, base, min_speed, weighted, block, block_info=None):
     n, r = model.n, base.rank
     p = r + 1
     start = block_info[0]["array-location"][0][0] if block_info else 0
-    q, qd, qdd, tau = (block[:, k * n:(k + 1) * n] for k in range(4))
-    inside = block[:, 4 * n] > 0.5
-    w = block[:, 4 * n + 1:] if weighted else None
+    cols = _Columns(model.nq, n)
+    q, qd, qdd, tau = block[:, cols.q], block[:, cols.qd], block[:, cols.qdd], block[:, cols.tau]
+    inside = block[:, cols.run] > 0.5
+    w = block[:, cols.w] if weighted else None
     if not np.all(np.isfinite(tau[inside])):
         raise InputError("tau contains NaN or inf")
     if weighted and (not np.all(np.isfinite(w)) or np.any(w < 0)):

@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+from . import _dask
 from .algorithms.internals import MODE, cache_has, compile_note, say
 from .algorithms.status import Status
 from .algorithms.work import STACK_LIMIT
@@ -58,6 +59,9 @@ class Kernel:
     def __init__(self, module, key):
         self.module, self.key = module, key
         self._entry = None
+
+    def __reduce__(self):   # by name: what is compiled stays behind (a Dask worker loads its own)
+        return Kernel, (self.module, self.key)
 
     @property
     def entry(self):
@@ -219,6 +223,8 @@ def vector(x, n, name) -> np.ndarray:
     """``x`` as a float64 array whose last axis has length ``n``: real numbers (integers, booleans,
     floats of any precision, Python numbers in an object array), never complex numbers or text."""
     if type(x) is not _ND or x.dtype is not F64:
+        if _dask.is_dask(x):
+            return _dask.vector(x, n, name)
         try:
             a = np.asarray(x)
             if a.dtype.kind == "c":
@@ -292,15 +298,16 @@ def check_room(name, nbytes, what):
 
 
 def batch_shape_of(arrays, names):
-    """The batch shape (leading axes) the state arrays broadcast to."""
-    shape = arrays[0].shape
-    if any(a.shape != shape for a in arrays):   # (np.broadcast_shapes costs 5 us: only when needed)
+    """The batch shape (leading axes) the state arrays broadcast to (their last axes, ``nq`` or
+    ``nv`` long, are not broadcast)."""
+    shape = arrays[0].shape[:-1]
+    if any(a.shape[:-1] != shape for a in arrays):   # (np.broadcast_shapes costs 5 us: only when needed)
         try:
-            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+            shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
         except ValueError:
             shapes = ", ".join(f"{nm} {a.shape}" for nm, a in zip(names, arrays))
             raise InputError(f"state arrays do not broadcast to one batch: {shapes}") from None
-    return shape[:-1]
+    return shape
 
 
 def raise_status(code, names, index=None):
@@ -432,7 +439,7 @@ def call(model, {states}, fext=None, out=None, params=(), shape=None):
                         y = None
                     if y is not None and not kernel.one(model._kd, {states}, {extra}y):
                         return y
-                elif nd == 2 and {first}.shape[0] <= FAST_ROWS:   # (larger: the general path checks the memory)
+                elif nd == 2 and {ndarrays} and {first}.shape[0] <= FAST_ROWS:   # (larger: the general path checks the memory; a Dask array's shape[0] could be 10^9)
                     B = {first}.shape[0]
                     if shape is None:
                         shape = model.{shape}
@@ -463,6 +470,7 @@ def _fast_path(kernel):
     source = _FAST_PATH.format(states=", ".join(names), first=names[0],
                                same=" and ".join([f"{x}.ndim == nd" for x in names[1:]]
                                                  + [f"{x}.dtype is F64" for x in names]),
+                               ndarrays=" and ".join(f"type({x}) is ND" for x in names),
                                extra=("fx, use, " if entry.fext else "") + ("*params, " if entry.params else ""),
                                no_fext="fx, use = NO_FEXT, False" if entry.fext else "pass",
                                yes_fext="fx, use = fext, True",
@@ -485,8 +493,11 @@ def call(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=No
 
 
 def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=None):
-    """:func:`call` for any input: checks, converts and copies, then the same entry points."""
+    """:func:`call` for any input: checks, converts and copies, then the same entry points (a Dask
+    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`)."""
     check_model(model)
+    if _dask.any_dask(*states, fext):
+        return _dask.call_kernel(kernel, model, states, shape, fext, params, out)
     entry = kernel.entry
     names = entry.states
     n = model.n

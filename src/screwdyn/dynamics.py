@@ -13,8 +13,11 @@ inertia (``model.armature``) is part of ``M`` everywhere; friction enters only w
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from ._dask import any_dask, is_dask, map_batches
 from .dispatch import (
     Kernel,
     check_model,
@@ -80,6 +83,8 @@ def friction_torques(model: Model, qd) -> np.ndarray:
     ``model.friction`` (URDF ``<dynamics damping friction>``). Same shape as ``qd``."""
     check_model(model)
     qd = vector(qd, model.n, "qd")
+    if is_dask(qd):
+        return map_batches(partial(friction_torques, model), [qd], [1], (model.n,), name="screwdyn-friction")
     check_room("friction_torques", 24 * qd.size, f"the float64 result {qd.shape} and its work")
     finite = np.isfinite(qd)
     if not finite.all():
@@ -175,7 +180,7 @@ def _energy_terms(model, q, qd):
 
 
 def _scalar(x):
-    return float(x) if x.ndim == 0 else x.copy()
+    return float(x) if x.ndim == 0 and not is_dask(x) else x.copy()
 
 
 def kinetic_energy(model: Model, q, qd):
@@ -219,6 +224,10 @@ def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
     """
     if about not in ("base", "com"):
         raise InputError(f"about must be 'base' or 'com', got {about!r}")
+    if about == "com" and any_dask(q, qd):
+        check_model(model)
+        q, qd = vector(q, model.nq, "q"), vector(qd, model.n, "qd")
+        return map_batches(partial(momentum, model, about=about), [q, qd], [1, 1], (6,), name="screwdyn-momentum")
     e = _energy_terms(model, q, qd)
     P = e[..., 5:11].copy()
     if about == "com":
@@ -351,6 +360,12 @@ def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") 
     origin. ``q`` ``(..., n)`` and ``wrench`` ``(..., 6)`` broadcast.
     """
     w = vector(wrench, 6, "wrench")
+    if any_dask(q, w):
+        _reference(reference)
+        _frame(model, frame)
+        q = vector(q, model.nq, "q")
+        return map_batches(partial(_torques_of_wrench, model, frame, reference), [q, w], [1, 1], (model.n,),
+                           name="screwdyn-wrench-torques")
     if not np.all(np.isfinite(w)):
         raise InputError("wrench contains NaN or inf")
     J = jacobian(model, q, frame, reference)
@@ -362,6 +377,10 @@ def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") 
         except ValueError:
             raise InputError(f"q batch {J.shape[:-2]} and wrench {w.shape} do not broadcast") from None
 
+
+
+def _torques_of_wrench(model, frame, reference, q, wrench):
+    return joint_torques_from_wrench(model, q, frame, wrench, reference)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -192,6 +192,16 @@ class Model:
         """``(nv,)``: the joint (body) index of each degree of freedom."""
         return np.repeat(np.arange(self.nbodies), self.nvs)
 
+    def __getstate__(self):
+        """The fields a model is built from, nothing derived (the packed ``_kd``, the ``_derived``
+        cache): a pickle (a Dask task's model) is small and holds nothing compiled."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+
+    def __setstate__(self, state):
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        self.__post_init__()
+
     # ------------------------------------------------------------------ derived quantities
     @property
     def armature(self) -> np.ndarray:

@@ -28,7 +28,9 @@ One module per step, all names re-exported here:
 * :mod:`.physical`: :class:`PhysicalEstimate` and the barrier method behind
   :meth:`Identification.physical`;
 * :mod:`.csv_io`: :func:`read_csv`, :func:`write_csv`, the format the ``screwdyn identify``
-  command reads.
+  command reads;
+* :mod:`.logs`: :func:`read_logs`, Parquet and CSV log files as Dask arrays, one run per file;
+* :mod:`.chunked`: :func:`identify` on Dask arrays, chunk by chunk (``pip install screwdyn[dask]``).
 
 :func:`~screwdyn.plot.plot_torques` (measured against fitted torques) and the parameter
 helpers of :mod:`screwdyn.model_params` are re-exported too.
@@ -43,6 +45,7 @@ from .csv_io import CSV_FORMAT, read_csv, write_csv  # noqa: F401 (CSV_FORMAT: p
 from .derivatives import estimate_derivatives
 from .excitation import FourierTrajectory, excitation_trajectory
 from .least_squares import Identification, identify
+from .logs import read_logs
 from .physical import PhysicalEstimate
 from .torque_regressor import regressor
 
@@ -50,5 +53,5 @@ __all__ = [
     "regressor", "base_parameters", "base_regressor", "BaseParameters", "FourierTrajectory",
     "excitation_trajectory", "estimate_derivatives", "identify", "Identification", "PhysicalEstimate",
     "inertial_parameters", "with_inertial_parameters", "parameter_names", "physical_consistency",
-    "pseudo_inertia", "read_csv", "write_csv", "plot_torques", "PARAMETER_NAMES", "PINOCCHIO_ORDER",
+    "pseudo_inertia", "read_csv", "write_csv", "read_logs", "plot_torques", "PARAMETER_NAMES", "PINOCCHIO_ORDER",
 ]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from .._dask import is_dask
 from ..dispatch import check_model
 from ..model import Model
 from ..model_params import inertial_parameters, parameter_names
@@ -66,8 +67,8 @@ class BaseParameters:
         return self.K @ inertial_parameters(model, **self.flags)
 
     def reduce(self, Y) -> np.ndarray:
-        """``Y_b = Y[..., independent]`` from a full regressor."""
-        return np.asarray(Y)[..., self.independent]
+        """``Y_b = Y[..., independent]`` from a full regressor (a Dask array stays one, lazily)."""
+        return (Y if is_dask(Y) else np.asarray(Y))[..., self.independent]
 
     def full(self, beta, prior) -> np.ndarray:
         """The ``pi`` nearest to ``prior`` (Euclidean) with ``K pi = beta``: ``prior + K^+ (beta - K prior)``."""

@@ -25,7 +25,6 @@ from ..model import Model
 from ..model_params import (
     inertial_parameters, parameters_from_pseudo_inertia, physical_consistency, pseudo_inertia, with_inertial_parameters,
 )
-from .base import base_regressor
 
 __all__ = ["PhysicalEstimate", "physical_estimate"]
 
@@ -92,8 +91,7 @@ def physical_estimate(est, prior=None, regularization=1e-4, gap=1e-7) -> Physica
     pi = y / D
     ok, margins = physical_consistency(model, pi, **flags, tol=1e-7)
     beta_p = K @ pi
-    dtau = est.tau - base_regressor(model, est.q, est.qd, est.qdd, base=est.base) @ beta_p
-    rms = np.sqrt(np.sum(est._keep * dtau**2, axis=0) / np.maximum(est._keep.sum(axis=0), 1))
+    rms = est._rms(beta_p)
     d = Rw @ (beta_p - beta)
     cost0 = est._cost0
     ratio = float((cost0 + d @ d) / cost0) if cost0 > 0 else float("inf")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._dask import is_dask
 from ..algorithms.regressor import ARMATURE, COULOMB, VISCOUS
 from ..dispatch import Kernel, check_model, output
 from ..model import Model
@@ -71,4 +72,6 @@ def regressor(model: Model, q, qd, qdd, *, armature=False, viscous=False, coulom
     # the bodies' those of their joints' last rows
     Y = _REGRESSOR.call(model, q, qd, qdd, params=params, shape=(n, 10 * n + extra))
     cols = np.concatenate([(10 * model._body_row[:, None] + np.arange(10)).ravel(), 10 * n + np.arange(extra)])
+    if is_dask(Y):
+        return Y[..., cols]
     return np.take(Y, cols, axis=-1, out=output(out, Y.shape[:-1] + (10 * nb + extra,)))

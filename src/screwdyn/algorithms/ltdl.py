@@ -80,6 +80,32 @@ def ltdl_solve(kd, H, x):
             i = int(kd[i, PARENT])
 
 
+@njit(**HELPER)
+def ltdl_solve_columns(kd, H, X):
+    """Solve ``M Y = X`` in place for every column of ``X (n, c)`` (``X`` holds ``X``, then ``Y``)
+    with ``H`` from :func:`ltdl_factor`: :func:`ltdl_solve`'s three sweeps, each a row operation
+    on all columns at once."""
+    n, c = X.shape[0], X.shape[1]
+    for k in range(n - 1, -1, -1):                 # L^T Y = X
+        i = int(kd[k, PARENT])
+        while i >= 0:
+            a = H[k, i]
+            for j in range(c):
+                X[i, j] -= a * X[k, j]
+            i = int(kd[i, PARENT])
+    for k in range(n):                             # Z = D^{-1} Y
+        d = H[k, k]
+        for j in range(c):
+            X[k, j] /= d
+    for k in range(n):                             # L Y = Z
+        i = int(kd[k, PARENT])
+        while i >= 0:
+            a = H[k, i]
+            for j in range(c):
+                X[k, j] -= a * X[i, j]
+            i = int(kd[i, PARENT])
+
+
 @njit(**KERNEL)
 def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
     """States ``k0 <= k < k1`` of ``q, qd, tau, qdd (B, n)``: ``qdd[k]`` by CRBA and ``L^T D L``

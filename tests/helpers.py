@@ -139,7 +139,7 @@ def random_chain(rng, n):
     return Ms, Gs, np.array(cols).T
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def erd_pair(name):
     """``(model, pinocchio model, idx, q_to_pin)`` for an example-robot-data URDF that both libraries
     load with a fixed base, or None when one of them does not load it (made once per test process).

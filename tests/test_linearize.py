@@ -61,7 +61,7 @@ def test_discrete_pair_is_the_jacobian_of_one_simulated_step(system, scheme):
     """(A_d, B_d) of each scheme: central differences of one step (docs/theory.md (14.13), (14.14)),
     the step being the one simulate takes with that integrator and tau held."""
     model, q, qd, tau, _ = system
-    n, h = model.n, 0.02
+    h = 0.02
     x = np.concatenate([q, qd])
     traj = screwdyn.simulate(model, q, qd, duration=h, dt=h, tau=tau, integrator=scheme, friction=False)
     assert rel(np.concatenate([traj.q[-1], traj.qd[-1]]), one_step(model, x, tau, h, scheme)) < 1e-15
@@ -123,12 +123,12 @@ def test_radau_gets_the_analytic_jacobian(monkeypatch):
         calls.append(kwargs.get("friction"))
         return original(*args, **kwargs)
     monkeypatch.setattr(screwdyn, "linearize", counted)
-    kw = dict(duration=0.5, dt=0.01, integrator="Radau", tau=[1.0, -0.5], rtol=1e-9, atol=1e-11)
+    kw = {"duration": 0.5, "dt": 0.01, "integrator": "Radau", "tau": [1.0, -0.5], "rtol": 1e-9, "atol": 1e-11}
     ours = screwdyn.simulate(model, [0.3, -0.2], [0.0, 0.0], **kw)
     assert calls and all(calls)          # friction (the damping) is part of the Jacobian
     calls.clear()
     theirs = screwdyn.simulate(model, [0.3, -0.2], [0.0, 0.0], ivp_options={"jac": None}, **kw)
     assert not calls
     assert np.abs(ours.q - theirs.q).max() < 1e-7
-    screwdyn.simulate(model, [0.3, -0.2], [0.0, 0.0], **dict(kw, tau=lambda t, q, qd: -qd))
+    screwdyn.simulate(model, [0.3, -0.2], [0.0, 0.0], **{**kw, "tau": lambda t, q, qd: -qd})
     assert not calls                     # a controller: SciPy's differences

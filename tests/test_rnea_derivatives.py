@@ -102,7 +102,7 @@ def test_identities_with_the_other_kernels(rng):
     torques: Pinocchio's computeGeneralizedGravityDerivatives and central differences."""
     model = random_model(rng, n=9, fixed=2, armature=True)
     q, qd, qdd = random_state(rng, model.n)
-    dq, dv, da = screwdyn.inverse_dynamics_derivatives(model, q, qd, qdd)
+    _, dv, da = screwdyn.inverse_dynamics_derivatives(model, q, qd, qdd)
     assert rel(da, screwdyn.mass_matrix(model, q)) < 1e-14
     assert rel(dv, 2.0 * screwdyn.coriolis_matrix(model, q, qd)) < 1e-13
     zero = np.zeros(model.n)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import screwdyn
-from helpers import erd_pair, random_model, random_state, to_pin, to_pinocchio
+from helpers import erd_pair, pinocchio_velocity_order, random_model, random_state, to_pin, to_pinocchio
 from screwdyn.io.urdf import EXAMPLE_ROBOTS
 
 pin = pytest.importorskip("pinocchio")
@@ -63,6 +63,27 @@ def test_matches_pinocchio_on_random_trees_with_armature_and_wrenches():
         ours = screwdyn.forward_dynamics_derivatives(model, q, qd, tau, F)
         for mine, ref in zip(ours, pin.computeABADerivatives(pm, pd, q, qd, tau, forces)):
             assert rel(mine, ref) < 1e-11
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_free_flyer_and_spherical_joints_match_pinocchio_and_tangent_differences(seed):
+    """Random trees with spherical joints, on a free-flyer (seed 0) or fixed: Pinocchio's
+    computeABADerivatives to 1e-9, and central differences of forward_dynamics along the tangent
+    directions of the configuration (screwdyn.integrate)."""
+    rng = np.random.default_rng(10 + seed)
+    model = random_model(rng, n=6, fixed=1, spherical=0.4, floating=seed == 0, armature=True)
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    P = pinocchio_velocity_order(model)
+    Pinv = np.argsort(P)
+    q = screwdyn.random_configuration(model, rng)
+    qd, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    ours = screwdyn.forward_dynamics_derivatives(model, q, qd, tau)
+    for mine, theirs in zip(ours, pin.computeABADerivatives(pm, pd, q, qd[Pinv], tau[Pinv])):
+        assert rel(mine, np.asarray(theirs)[np.ix_(P, P)]) < 1e-9
+    tangent = central(lambda e: screwdyn.forward_dynamics(model, screwdyn.integrate(model, q, e), qd, tau),
+                      np.zeros(model.nv))
+    assert rel(ours[0], tangent) < 1e-6
 
 
 def test_central_differences_of_forward_dynamics(rng):

@@ -132,3 +132,34 @@ def test_radau_gets_the_analytic_jacobian(monkeypatch):
     assert np.abs(ours.q - theirs.q).max() < 1e-7
     screwdyn.simulate(model, [0.3, -0.2], [0.0, 0.0], **{**kw, "tau": lambda t, q, qd: -qd})
     assert not calls                     # a controller: SciPy's differences
+
+
+def test_free_flyer_continuous_pair_in_tangent_coordinates():
+    """On a free-flyer with a spherical joint, x = (q, qd) is perturbed in tangent coordinates,
+    q' = q (+) dq (screwdyn.integrate). The top rows of A, d/dt dq = dqd - [ad_V] dq, against the
+    flow of q seen through screwdyn.difference (central differences in time and in the
+    perturbation); the bottom rows against central differences of forward_dynamics."""
+    rng = np.random.default_rng(3)
+    model = random_model(rng, n=3, fixed=0, spherical=0.5, floating=True)
+    assert not model._one_dof
+    n = model.nv
+    q = screwdyn.random_configuration(model, rng)
+    qd, tau = rng.normal(size=n), rng.normal(size=n)
+    A, B = screwdyn.linearize(model, q, qd, tau)
+
+    def top(dx, t=1e-3):
+        def delta(s):   # difference(q(s), q'(s)) with both moving at their own qd for a time s
+            moved = screwdyn.integrate(model, q, dx[:n])
+            return screwdyn.difference(model, screwdyn.integrate(model, q, s * qd),
+                                       screwdyn.integrate(model, moved, s * (qd + dx[n:])))
+        return (delta(t) - delta(-t)) / (2 * t)
+    top_cols = central(top, np.zeros(2 * n), eps=1e-5)
+    assert rel(A[:n], top_cols) < 1e-6
+    assert not np.array_equal(A[:6, :6], np.zeros((6, 6)))        # the free-flyer's -[ad_V]
+
+    def bottom(dx):
+        return screwdyn.forward_dynamics(model, screwdyn.integrate(model, q, dx[:n]), qd + dx[n:], tau)
+    assert rel(A[n:], central(bottom, np.zeros(2 * n))) < 1e-6
+    assert np.array_equal(B[n:], screwdyn.forward_dynamics_derivatives(model, q, qd, tau)[2])
+    with pytest.raises(screwdyn.InputError, match="configuration manifold"):
+        screwdyn.linearize(model, q, qd, tau, dt=0.01)

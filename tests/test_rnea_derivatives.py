@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import screwdyn
-from helpers import erd_pair, random_model, random_state, to_pin, to_pinocchio
+from helpers import erd_pair, pinocchio_velocity_order, random_model, random_state, to_pin, to_pinocchio
 from screwdyn.io.urdf import EXAMPLE_ROBOTS
 
 pin = pytest.importorskip("pinocchio")
@@ -68,6 +68,55 @@ def test_matches_pinocchio_on_random_trees_with_armature_and_wrenches():
         dq, dv, da = pin.computeRNEADerivatives(pm, pd, q, qd, qdd, pin_forces(F))
         for mine, theirs in zip(ours, (dq, dv, np.triu(da) + np.triu(da, 1).T)):
             assert rel(mine, theirs) < 1e-12
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_free_flyer_and_spherical_joints_match_pinocchio_and_tangent_differences(seed):
+    """Random trees with spherical joints, hanging from a free-flyer (seed 0) or fixed (seed 1), with
+    armature and wrenches: Pinocchio's JointModelFreeFlyer / JointModelSpherical derivatives (its
+    free-flyer velocity linear first) to 1e-11, and central differences along the tangent
+    directions of the configuration (screwdyn.integrate: T exp([e_c] eps), docs/theory.md (4.9))."""
+    rng = np.random.default_rng(seed)
+    model = random_model(rng, n=6, fixed=1, spherical=0.4, floating=seed == 0, armature=True)
+    assert not model._one_dof
+    pm = to_pinocchio(model)
+    pd = pm.createData()
+    P = pinocchio_velocity_order(model)
+    Pinv = np.argsort(P)
+    q = screwdyn.random_configuration(model, rng)
+    qd, qdd = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    F = rng.normal(size=(model.nbodies, 6))
+    ours = screwdyn.inverse_dynamics_derivatives(model, q, qd, qdd, F)
+    dq, dv, da = pin.computeRNEADerivatives(pm, pd, q, qd[Pinv], qdd[Pinv], pin_forces(F))
+    for mine, theirs in zip(ours, (dq, dv, np.triu(da) + np.triu(da, 1).T)):
+        assert rel(mine, theirs[np.ix_(P, P)]) < 1e-11
+    tangent = central(lambda e: screwdyn.inverse_dynamics(model, screwdyn.integrate(model, q, e), qd, qdd, F),
+                      np.zeros(model.nv))
+    assert rel(ours[0], tangent) < 1e-7
+
+
+@pytest.mark.parametrize("name", ["solo12", "talos_full_v2"])
+def test_floating_base_robots_match_pinocchio(name, rng):
+    """example-robot-data robots on a free-flyer (load_urdf(floating_base=True) and
+    JointModelFreeFlyer): the three matrices to 1e-9 relative."""
+    import warnings
+
+    from screwdyn.io.urdf import example_robot_data_path
+    path = example_robot_data_path(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = screwdyn.load_urdf(path, floating_base=True)
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    pd = pm.createData()
+    P = screwdyn.from_pinocchio(model, v=np.arange(model.nv, dtype=float), pin_model=pm)[1].astype(int)
+    q = screwdyn.random_configuration(model, rng)
+    qd, qdd = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    qp, vp = screwdyn.to_pinocchio(model, q, qd, pin_model=pm)
+    ap = screwdyn.to_pinocchio(model, None, qdd, pin_model=pm)[1]
+    dq, dv, da = pin.computeRNEADerivatives(pm, pd, qp, vp, ap)
+    for mine, theirs in zip(screwdyn.inverse_dynamics_derivatives(model, q, qd, qdd),
+                            (dq, dv, np.triu(da) + np.triu(da, 1).T)):
+        assert rel(mine, theirs[np.ix_(P, P)]) < REL
 
 
 def test_central_differences_of_inverse_dynamics(rng):

@@ -229,12 +229,14 @@ LINEARIZE_SCHEMES = ("rk4", "semi_implicit_euler", "euler")
 def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=False, scheme="rk4", out=None):
     """The linearization of the dynamics about a state (docs/theory.md §14.5).
 
-    The state is ``x = (q, qd)`` ``(2n,)`` and the input ``tau`` ``(n,)``. With ``dt`` None, the
-    continuous-time pair of ``xdot = (qd, FD(q, qd, tau))``::
+    The state is ``x = (q, qd)`` in tangent coordinates (``2 nv`` entries: a free-flyer's ``dq`` is
+    the twist ``T exp([dq])`` perturbs its pose by, as for the derivatives) and the input ``tau``
+    ``(nv,)``. With ``dt`` None, the continuous-time pair of ``xdot = (qd, FD(q, qd, tau))``::
 
-        d xdot = A dx + B dtau,    A = [[0, 1], [dqdd_dq, dqdd_dqd]],    B = [[0], [M^{-1}]]
+        d/dt dx = A dx + B dtau,    A = [[-ad, 1], [dqdd_dq, dqdd_dqd]],    B = [[0], [M^{-1}]]
 
-    (:func:`forward_dynamics_derivatives`). With ``dt`` [s], the discrete pair
+    (:func:`forward_dynamics_derivatives`; ``-ad`` is zero but for the blocks of free-flyer and
+    spherical joints, ``-[ad_V]`` of their velocity ``V``: docs/theory.md (14.12)). With ``dt`` [s], the discrete pair
     ``x_{k+1} = A x_k + B tau_k`` of one step of ``scheme``, ``tau`` held over the step, the
     exact derivatives of that step:
 
@@ -244,11 +246,13 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
       Euler step of ``simulate(integrator="semi_implicit_euler")``);
     * ``"euler"``: ``x' = x + dt xdot``, i.e. ``A_d = 1 + dt A``, ``B_d = dt B``.
 
+    (The discrete pairs are for models whose joints have one degree of freedom each.)
+
     ``tau`` None: the torque that holds the state, ``inverse_dynamics(q, qd, 0)`` (with ``f_ext``
     and ``friction``), so that ``qdd = 0`` there. ``f_ext`` and ``friction`` as in
     :func:`forward_dynamics` (held, and the model's viscous damping, respectively).
 
-    One state ``(n,)`` or a batch ``(..., n)``; returns ``(A (..., 2n, 2n), B (..., 2n, n))``, into
+    One state or a batch ``(..., nq)``, ``(..., nv)``; returns ``(A (..., 2nv, 2nv), B (..., 2nv, nv))``, into
     ``out = (A, B)`` when given (C-contiguous float64 arrays of those shapes).
 
     >>> import numpy as np, screwdyn
@@ -267,7 +271,11 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
             raise InputError(f"dt must be None or a positive finite number of seconds, got {dt!r}")
         if scheme not in LINEARIZE_SCHEMES:
             raise InputError(f"scheme must be one of {LINEARIZE_SCHEMES}, got {scheme!r}")
-    q, qd = vector(q, n, "q"), vector(qd, n, "qd")
+        if not model._one_dof:
+            raise InputError("linearize: a discrete pair (dt) for a model with free-flyer or spherical joints is "
+                             "not available (its step moves q on the configuration manifold); the continuous pair "
+                             "(dt=None) is")
+    q, qd = vector(q, model.nq, "q"), vector(qd, n, "qd")
     if tau is None:
         tau = inverse_dynamics(model, q, qd, _zero(model), f_ext, friction)
     tau = vector(tau, n, "tau")
@@ -278,6 +286,7 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
     eye = np.eye(n)
     if dt is None:
         A[..., :n, :n] = 0.0
+        _lie_blocks(model, qd, A)
         A[..., :n, n:] = eye
         A[..., n:, :n] = Fq
         A[..., n:, n:] = Fv
@@ -302,6 +311,22 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
     else:
         _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, (Fq, Fv, Minv), A, B)
     return A, B
+
+
+def _lie_blocks(model, qd, A):
+    """The top-left blocks of a free-flyer's or spherical joint (docs/theory.md (14.12)): its ``q``
+    moves as ``T' = T exp([V] dt)`` (4.9), so a perturbation ``T exp([dx])`` obeys
+    ``d/dt dx = dV - [ad_V] dx``, ``V`` its velocity block ``(omega, v)`` (``omega`` for spherical)."""
+    if model._one_dof:
+        return
+    from .spatial import ad
+
+    for j in np.flatnonzero(model.nvs > 1):
+        a, k = int(model.idx_vs[j]), int(model.nvs[j])
+        V = np.zeros(qd.shape[:-1] + (6,))
+        V[..., :k] = qd[..., a:a + k]
+        adV = np.vectorize(ad, signature="(6)->(6,6)")(V) if V.ndim > 1 else ad(V)
+        A[..., a:a + k, a:a + k] = -adV[..., :k, :k]
 
 
 def _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, first, A, B):

@@ -25,7 +25,7 @@ from .ltdl import ltdl_factor, ltdl_solve_columns
 from .rnea_derivatives import rnea_derivatives
 from .entry import Entry
 from .status import Status
-from .work import STACK_LIMIT, claim, is_rows, is_vector, row, units
+from .work import STACK_LIMIT, claim, is_rows, is_vector, q_size, row, units
 
 
 LANES = 4   # as the inverse-dynamics derivatives'
@@ -35,7 +35,7 @@ LANES = 4   # as the inverse-dynamics derivatives'
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: ABA's or the inverse-dynamics derivatives' own,
     and the solves' ``H`` (counted per lane: more than it takes)."""
-    return n * n + 2 * n + 8 + max(75 * n + 72, 3 * n * n + 100 * n + 200)
+    return n * n + 2 * n + 8 + max(76 * n + 78, 3 * n * n + 110 * n + 220)
 
 
 @njit(**HELPER)
@@ -89,8 +89,8 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     batch of one lane, compiled as for their own one-state entry points (:func:`.aba.aba_one`,
     :func:`.rnea_derivatives.rnea_derivatives_one`): one compilation serves both."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(tau, n) and D.shape[0] == 3 and D.shape[1] == n
-            and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(tau, n) and D.shape[0] == 3
+            and D.shape[1] == n and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     inner = stack((1,)).view(np.int64)
@@ -110,7 +110,8 @@ def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     the derivatives of inverse dynamics, ``lanes`` states side by side (as their own batch entry
     points call them), then the solves state by state."""
     B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B and D.shape[1] == 3
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B
+            and D.shape[1] == 3
             and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
             and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
         return Status.NOT_FAST

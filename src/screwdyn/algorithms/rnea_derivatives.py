@@ -4,16 +4,19 @@
 
 Every quantity is expressed in the base frame ``{0}`` (space frame, ``(omega, v)`` order), as in
 :mod:`.coriolis`; ``x`` is the twist bracket ``[ad]`` and ``x*`` its dual (``V x* F = -[ad_V]^T F``).
-A change of ``q_k`` turns the whole subtree of joint ``k`` about ``J_k``: every quantity of the
-subtree fixed in its bodies moves as ``X -> X + dq_k J_k x X``, the rest of the tree not at all.
-That and the chain rule give (§14) ``dtau/dq_k`` and ``dtau/dqd_k`` from the four columns below.
+A change of ``q_k`` turns the whole subtree of joint ``k`` (all the rows of a free-flyer or
+spherical joint included) about ``J_k``: every quantity of the subtree fixed in its bodies moves as
+``X -> X + dq_k J_k x X``, the rest of the tree not at all. That and the chain rule give (§14)
+``dtau/dq_k`` and ``dtau/dqd_k`` from the columns below.
 
-Pass 1, forward, ``i = 0 .. n-1``, ``p = p(i)`` (base: ``V = 0``, ``A = (0, -g)``)::
+Pass 1, forward, ``i = 0 .. n-1``, ``p = p(i)``, ``l`` the parent of row ``i``'s joint (``p`` but
+for the inner rows of a free-flyer or spherical joint, :mod:`.layout`; base: ``V = 0``, ``A = (0, -g)``)::
 
-    T_{0,i} = T_{0,p} T_{p,i}(q_i),      J_i = [Ad_{T_{0,i}}] S_i
+    T_{0,i} = T_{0,p} T_{p,i}(q),      J_i = [Ad_{T_{0,i}}] S_i
     V_i, A_i = [Ad_{T_{0,i}}] (the body twist and acceleration of RNEA's pass 1)
-    dJ_i     = V_i x J_i                           = d/dt J_i = dV/dq_i = V_p x J_i (one DoF)
-    dA_i     = A_p x J_i + V_p x dJ_i              the acceleration's share of d/dq_i
+    Psi_i    = V_l x J_i                           dV/dq_i's own part (= dJ_i = V_i x J_i for one DoF)
+    Phi_i    = A_l x J_i + V_l x Psi_i             dA/dq_i's own part
+    U_i      = V_i x J_i + Psi_i                   dA/dqd_i's own part
     Y_i      = [Ad_{T_{i,0}}]^T G_i [Ad_{T_{i,0}}],   B_i (:func:`.coriolis.body_b`)
     F_i      = [Ad_{T_{i,0}}]^T (G_i dV_i - [ad_{V_i}]^T G_i V_i - F_ext_i)     (RNEA's body wrench)
 
@@ -21,17 +24,18 @@ Pass 2, backward, ``i = n-1 .. 0``, with the subtree sums ``Yc_i``, ``Bc_i``, ``
 all in ``{0}``)::
 
     a_i   = Yc_i J_i                       g_i = top of 2 Bc_i^T J_i    (its bottom is zero)
-    dFq_i = Yc_i dA_i + 2 Bc_i dJ_i + J_i x* Fc_i
-    dFv_i = 2 (Yc_i dJ_i + Bc_i J_i)
+    dFq_i = Yc_i Phi_i + 2 Bc_i Psi_i + J_i x* Fc_i
+    dFv_i = Yc_i U_i + 2 Bc_i J_i
     dtau_dq[i, i] = J_i^T dFq_i,   dtau_dqd[i, i] = J_i^T dFv_i,   M[i, i] = J_i^T a_i + armature_i
     for each strict ancestor j of i:
-        dtau_dq[j, i]  = J_j^T dFq_i,        dtau_dq[i, j]  = a_i^T dA_j + g_i^T dJ_j
-        dtau_dqd[j, i] = J_j^T dFv_i,        dtau_dqd[i, j] = 2 a_i^T dJ_j + g_i^T J_j
+        dtau_dq[j, i]  = J_j^T dFq_i   (J_j^T (dFq_i - J_i x* Fc_i) for j a row of i's own joint)
+        dtau_dq[i, j]  = a_i^T Phi_j + g_i^T Psi_j
+        dtau_dqd[j, i] = J_j^T dFv_i,        dtau_dqd[i, j] = a_i^T U_j + g_i^T J_j
         M[j, i] = M[i, j] = J_j^T a_i
 
 and zero for two joints on different branches. ``2 B`` is ``Ydot - Lambda(h)`` of
-:mod:`.coriolis`, so ``dtau_dqd = 2 C`` with ``C`` the Christoffel Coriolis matrix. ``L`` states
-run side by side (:mod:`.work`); ``F_ext_i`` is in body ``i``'s frame, as in :mod:`.rnea`.
+:mod:`.coriolis`; with one DoF per joint ``dtau_dqd = 2 C``, ``C`` the Christoffel Coriolis matrix.
+``L`` states run side by side (:mod:`.work`); ``F_ext_i`` is in body ``i``'s frame, as in :mod:`.rnea`.
 """
 import numpy as np
 from numba import njit, prange
@@ -39,15 +43,15 @@ from numba import njit, prange
 from .coriolis import b_apply, b_transpose_top, body_b
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
 from .internals import CACHED, HELPER, KERNEL, dot6, scratch, stack, window
-from .joints import joint_poses, joint_screw
-from .layout import ARMAT, GRAVITY, PARENT
+from .joints import joint_poses, joint_screw, joint_velocities
+from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
 from .rnea import body_motion, body_wrench
 from .spatial_kernels import ad, cross_force, pose_of, twist_to_world, world_body, wrench_to_parent
 from .entry import Entry
 from .status import Status
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load,
-    load_wrenches, put, row, store, units, zero_lanes,
+    load_wrenches, put, q_size, row, store, units, zero_lanes,
 )
 
 LANES = 4   # its output grows as 3 n^2: 4 lanes keep Talos' 44 joints on the stack
@@ -56,7 +60,7 @@ LANES = 4   # its output grows as 3 n^2: 4 lanes keep Talos' 44 joints on the st
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return 3 * n * n + 100 * n + 200
+    return 3 * n * n + 110 * n + 220
 
 
 @njit(**HELPER)
@@ -66,29 +70,28 @@ def dot(a, b):
 
 
 @njit(**HELPER)
-def body_columns(Y, B, F, J, dJ, dA):
-    """For joint ``i`` with the subtree sums ``Y = Yc_i`` (ten numbers), ``B = Bc_i`` (twelve) and
-    ``F = Fc_i`` (six), and its columns ``J_i``, ``dJ_i``, ``dA_i``: ``a_i = Yc_i J_i``, ``g_i`` (three),
-    ``dFq_i`` and ``dFv_i`` (six each)."""
+def body_columns(Y, B, F, J, Psi, Phi, U):
+    """For row ``i`` with the subtree sums ``Y = Yc_i`` (ten numbers), ``B = Bc_i`` (twelve) and
+    ``F = Fc_i`` (six), and its columns ``J_i``, ``Psi_i``, ``Phi_i``, ``U_i``: ``a_i = Yc_i J_i``,
+    ``g_i`` (three), ``dFq_i - J_i x* Fc_i``, ``J_i x* Fc_i`` and ``dFv_i`` (six each)."""
     a = inertia_apply(Y, J)
     g0, g1, g2 = b_transpose_top(B, J)
-    y0, y1, y2, y3, y4, y5 = inertia_apply(Y, dA)
-    b0, b1, b2, b3, b4, b5 = b_apply(B, dJ)
-    c0, c1, c2, c3, c4, c5 = cross_force(J, F)
-    e0, e1, e2, e3, e4, e5 = inertia_apply(Y, dJ)
+    y0, y1, y2, y3, y4, y5 = inertia_apply(Y, Phi)
+    b0, b1, b2, b3, b4, b5 = b_apply(B, Psi)
+    e0, e1, e2, e3, e4, e5 = inertia_apply(Y, U)
     k0, k1, k2, k3, k4, k5 = b_apply(B, J)
     return (a, (2.0 * g0, 2.0 * g1, 2.0 * g2),
-            (y0 + 2.0 * b0 + c0, y1 + 2.0 * b1 + c1, y2 + 2.0 * b2 + c2, y3 + 2.0 * b3 + c3, y4 + 2.0 * b4 + c4,
-             y5 + 2.0 * b5 + c5),
-            (2.0 * (e0 + k0), 2.0 * (e1 + k1), 2.0 * (e2 + k2), 2.0 * (e3 + k3), 2.0 * (e4 + k4), 2.0 * (e5 + k5)))
+            (y0 + 2.0 * b0, y1 + 2.0 * b1, y2 + 2.0 * b2, y3 + 2.0 * b3, y4 + 2.0 * b4, y5 + 2.0 * b5),
+            cross_force(J, F),
+            (e0 + 2.0 * k0, e1 + 2.0 * k1, e2 + 2.0 * k2, e3 + 2.0 * k3, e4 + 2.0 * k4, e5 + 2.0 * k5))
 
 
 @njit(**HELPER)
-def ancestor_entries(a, g, dFq, dFv, Jj, dJj, dAj):
-    """The five entries of an ancestor ``j`` of ``i``: ``dtau_dq[j, i]``, ``dtau_dq[i, j]``,
-    ``dtau_dqd[j, i]``, ``dtau_dqd[i, j]`` and ``M[i, j]``."""
-    return (dot(Jj, dFq), dot(a, dAj) + (g[0] * dJj[0] + g[1] * dJj[1] + g[2] * dJj[2]),
-            dot(Jj, dFv), 2.0 * dot(a, dJj) + (g[0] * Jj[0] + g[1] * Jj[1] + g[2] * Jj[2]),
+def ancestor_entries(a, g, dFq, dFv, Jj, Psij, Phij, Uj):
+    """The five entries of an ancestor ``j`` of ``i``: ``dtau_dq[j, i]`` (for the ``dFq`` given),
+    ``dtau_dq[i, j]``, ``dtau_dqd[j, i]``, ``dtau_dqd[i, j]`` and ``M[i, j]``."""
+    return (dot(Jj, dFq), dot(a, Phij) + (g[0] * Psij[0] + g[1] * Psij[1] + g[2] * Psij[2]),
+            dot(Jj, dFv), dot(a, Uj) + (g[0] * Jj[0] + g[1] * Jj[1] + g[2] * Jj[2]),
             dot(Jj, a))
 
 
@@ -97,28 +100,34 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)`` (and ``fext (B, n, 6)`` when ``use_fext``):
     ``D[k] (3, n, n)`` = ``(dtau_dq, dtau_dqd, M)`` and ``status[k]``, ``lanes`` (a compile-time
     constant) at a time."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     L = lanes
-    Q, QD, QDD = stack((n, L)), stack((n, L)), stack((n, L))
+    Q, QD, QDD = stack((nq, L)), stack((n, L)), stack((n, L))
     FE = stack((n, 6, L))
     Rw = stack((n + 1, 9, L))    # R_0i row-major; row n: the base
     pw = stack((n + 1, 3, L))
     Vs, As = stack((n + 1, 6, L)), stack((n + 1, 6, L))   # V_i, A_i in {0}
     Vb, Ab = stack((n + 1, 6, L)), stack((n + 1, 6, L))   # the same in body i's frame (RNEA's pass 1)
-    J, dJ, dA = stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L))
+    J, Psi, Phi, U = stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L))
     Yc = stack((n, 10, L))       # subtree sums in {0}
     Bc = stack((n, 12, L))
     Fc = stack((n, 6, L))
     Dw = stack((3, n, n, L))     # the lanes' D (lanes_of: with one lane, D's row itself)
-    P = scratch(36, lanes)       # the parent's R, p, V, A in {0}, and V, A in its frame
+    P = scratch(48, lanes)       # the parent's R, p, V, A in {0} and V, A in its frame; the joint's parent's V, A
     G = scratch(28, lanes)       # the child's Yc, Bc, Fc
-    H = scratch(21, lanes)       # a_i, g_i, dFq_i, dFv_i
+    H = scratch(27, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, J_i x* Fc_i, dFv_i
     W = scratch(12, lanes)
     SC = scratch(2, lanes)
+    VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
     bad = stack((L,)).view(np.int64)
     par_of = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
+    lam = stack((n,)).view(np.int64)      # the parent of each row's joint (its first row's parent)
+    first = stack((n,)).view(np.int64)    # the first row of each row's joint
     for i in range(n):
         par_of[i] = int(kd[i, PARENT])
+        inner = kd[i, POSEK] == INNER
+        lam[i] = lam[par_of[i]] if inner else par_of[i]
+        first[i] = first[par_of[i]] if inner else i
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
         for l in range(m):
@@ -145,29 +154,38 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
             joint_poses(kd, i, Q, SC, W, m)
             copy_lanes(Rw[par], P, m)
             copy_lanes(pw[par], P[9:], m)
-            copy_lanes(Vs[par], P[12:], m)
-            copy_lanes(As[par], P[18:], m)
-            copy_lanes(Vb[par], P[24:], m)
-            copy_lanes(Ab[par], P[30:], m)
+            copy_lanes(Vb[par], P[12:], m)
+            copy_lanes(Ab[par], P[18:], m)
+            copy_lanes(Vs[lam[i]], P[24:], m)
+            copy_lanes(As[lam[i]], P[30:], m)
             S = joint_screw(kd, i)
+            one_dof = kd[i, POSEK] == ONE_DOF
+            if not one_dof:
+                joint_velocities(kd, i, S, QD, VJ, m)
             I = body_inertia(kd, i)
             for l in range(m):
                 Ri, pi, Ji = world_body(get9(P, l), get3(P[9:], l), get12(W, l), S)    # T_0i, J_i = Ad_T0i S_i
                 put(Rw[i], l, Ri)
                 put(pw[i], l, pi)
                 put(J[i], l, Ji)
-                Vi, Ai = body_motion(get12(W, l), S, QD[i, l], QDD[i, l], get6(P[24:], l), get6(P[30:], l))
+                qdi = QD[i, l]
+                vJ = ((S[0] * qdi, S[1] * qdi, S[2] * qdi, S[3] * qdi, S[4] * qdi, S[5] * qdi) if one_dof
+                      else get6(VJ, l))
+                Vi, Ai = body_motion(get12(W, l), S, vJ, qdi, QDD[i, l], get6(P[12:], l), get6(P[18:], l))
                 put(Vb[i], l, Vi)
                 put(Ab[i], l, Ai)
                 T0i = pose_of(Ri, pi)
                 Vw = twist_to_world(T0i, Vi)
                 put(Vs[i], l, Vw)
                 put(As[i], l, twist_to_world(T0i, Ai))
-                dJi = ad(Vw, Ji)                                                          # dJ_i = V_i x J_i
-                put(dJ[i], l, dJi)
-                e0, e1, e2, e3, e4, e5 = ad(get6(P[18:], l), Ji)                          # dA_i = A_p x J_i
-                f0, f1, f2, f3, f4, f5 = ad(get6(P[12:], l), dJi)                         #      + V_p x dJ_i
-                put(dA[i], l, (e0 + f0, e1 + f1, e2 + f2, e3 + f3, e4 + f4, e5 + f5))
+                Vl = get6(P[24:], l)
+                Ps = ad(Vl, Ji)                                                           # Psi_i = V_l x J_i
+                put(Psi[i], l, Ps)
+                e0, e1, e2, e3, e4, e5 = ad(get6(P[30:], l), Ji)                          # Phi_i = A_l x J_i
+                f0, f1, f2, f3, f4, f5 = ad(Vl, Ps)                                       #       + V_l x Psi_i
+                put(Phi[i], l, (e0 + f0, e1 + f1, e2 + f2, e3 + f3, e4 + f4, e5 + f5))
+                d0, d1, d2, d3, d4, d5 = ad(Vw, Ji)                                       # U_i = V_i x J_i + Psi_i
+                put(U[i], l, (d0 + Ps[0], d1 + Ps[1], d2 + Ps[2], d3 + Ps[3], d4 + Ps[4], d5 + Ps[5]))
                 Yi = inertia_transform(Ri, pi, I)                                         # Y_i in {0}
                 put(Yc[i], l, Yi)
                 put(Bc[i], l, body_b(Yi, Vw))
@@ -185,22 +203,27 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
             copy_lanes(Fc[i], G[22:], m)
             for l in range(m):
                 Ji = get6(J[i], l)
-                a, g, dFq, dFv = body_columns(get10(G, l), get12(G[10:], l), get6(G[22:], l), Ji, get6(dJ[i], l),
-                                              get6(dA[i], l))
-                Dl[0, i, i, l] = dot(Ji, dFq)
+                a, g, dF0, turn, dFv = body_columns(get10(G, l), get12(G[10:], l), get6(G[22:], l), Ji,
+                                                     get6(Psi[i], l), get6(Phi[i], l), get6(U[i], l))
+                Dl[0, i, i, l] = dot(Ji, dF0)                   # (J_i^T (J_i x* Fc_i) = 0)
                 Dl[1, i, i, l] = dot(Ji, dFv)
                 Dl[2, i, i, l] = dot(Ji, a) + arm
                 put(H, l, a)
                 put(H[6:], l, g)
-                put(H[9:], l, dFq)
-                put(H[15:], l, dFv)
+                put(H[9:], l, dF0)
+                put(H[15:], l, turn)
+                put(H[21:], l, dFv)
             par = par_of[i]
             j = par
             while j >= 0:
+                own = j >= first[i]      # a row of i's own joint turns with q_i: no turn term (docs/theory.md §14.3)
                 for l in range(m):
-                    qji, qij, vji, vij, mij = ancestor_entries(get6(H, l), get3(H[6:], l), get6(H[9:], l),
-                                                               get6(H[15:], l), get6(J[j], l), get6(dJ[j], l),
-                                                               get6(dA[j], l))
+                    t0, t1, t2, t3, t4, t5 = get6(H[15:], l)
+                    f0, f1, f2, f3, f4, f5 = get6(H[9:], l)
+                    dFq = (f0, f1, f2, f3, f4, f5) if own else (f0 + t0, f1 + t1, f2 + t2, f3 + t3, f4 + t4, f5 + t5)
+                    qji, qij, vji, vij, mij = ancestor_entries(get6(H, l), get3(H[6:], l), dFq, get6(H[21:], l),
+                                                               get6(J[j], l), get6(Psi[j], l), get6(Phi[j], l),
+                                                               get6(U[j], l))
                     Dl[0, j, i, l] = qji
                     Dl[0, i, j, l] = qij
                     Dl[1, j, i, l] = vji
@@ -220,8 +243,8 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
 def rnea_derivatives_one(kd, q, qd, qdd, fext, use_fext, D):
     """One state: :func:`rnea_derivatives` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, n) and is_vector(qd, n) and is_vector(qdd, n) and D.shape[0] == 3 and D.shape[1] == n
-            and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(qdd, n) and D.shape[0] == 3
+            and D.shape[1] == n and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     rnea_derivatives(kd, row(q), row(qd), row(qdd), window(fext, 0, (1, fext.shape[0], 6)), use_fext,
@@ -233,7 +256,8 @@ def rnea_derivatives_one(kd, q, qd, qdd, fext, use_fext, D):
 def rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
     """States ``(B, n) -> D (B, 3, n, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
     B, n = q.shape[0], kd.shape[0] - 1
-    if not (is_rows(q, B, n) and is_rows(qd, B, n) and is_rows(qdd, B, n) and D.shape[0] == B and D.shape[1] == 3
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(qdd, B, n) and D.shape[0] == B
+            and D.shape[1] == 3
             and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
             and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
         return Status.NOT_FAST

@@ -11,7 +11,8 @@ For ``L`` states side by side (:mod:`.work`), then each of them (one state: ``L 
     qdd                   = ABA(q, qd, tau, F_ext)                       (:mod:`.aba`, L lanes)
     dtau/dq, dtau/dqd, M  = the derivatives of ID at (q, qd, qdd, F_ext)   (:mod:`.rnea_derivatives`, L lanes)
     M = L^T D L                                                          (:mod:`.ltdl`, no fill-in)
-    D[0] = -M^{-1} dtau/dq,  D[1] = -M^{-1} dtau/dqd,  D[2] = M^{-1}      (sparse solves, all columns at once)
+    D[0] = -M^{-1} dtau/dq,  D[1] = -M^{-1} dtau/dqd,  D[2] = M^{-1}      (sparse solves, all columns at once,
+                                                                         each row on its branch's columns)
 
 ``O(n d + n^2 d)``: the solves cost ``O(n d)`` per column. A state whose ``M`` is singular (ABA's
 ``D_i <= 0`` or a pivot of ``L^T D L``) is flagged SINGULAR, as in forward dynamics.
@@ -21,7 +22,7 @@ from numba import njit, prange
 
 from .aba import aba
 from .internals import CACHED, HELPER, KERNEL, stack, window
-from .ltdl import ltdl_factor, ltdl_solve_columns
+from .ltdl import branch_columns, ltdl_factor, ltdl_solve_columns
 from .rnea_derivatives import rnea_derivatives
 from .entry import Entry
 from .status import Status
@@ -35,13 +36,14 @@ LANES = 4   # as the inverse-dynamics derivatives'
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: ABA's or the inverse-dynamics derivatives' own,
     and the solves' ``H`` (counted per lane: more than it takes)."""
-    return n * n + 2 * n + 8 + max(76 * n + 78, 3 * n * n + 110 * n + 220)
+    return n * n + 2 * n + 8 + max(76 * n + 78, 3 * n * n + 100 * n + 200)
 
 
 @njit(**HELPER)
-def solve_state(kd, H, Dk):
+def solve_state(kd, par, first, last, H, Dk):
     """``Dk (3, n, n)`` holding ``(dtau_dq, dtau_dqd, M)``: ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd,
-    M^{-1})`` in place (``H (n, n)``: work). Returns 0, or SINGULAR for a pivot that is not positive."""
+    M^{-1})`` in place (``H (n, n)``: work; ``par``, ``first``, ``last`` of :func:`.ltdl.branch_columns`).
+    Returns 0, or SINGULAR for a pivot that is not positive."""
     n = H.shape[0]
     M = Dk[2]
     for a in range(n):
@@ -52,7 +54,7 @@ def solve_state(kd, H, Dk):
         return code
     for c in range(2):
         X = Dk[c]
-        ltdl_solve_columns(kd, H, X)                                                                   # M^{-1} dtau
+        ltdl_solve_columns(par, first, last, H, X)                                                     # M^{-1} dtau
         for a in range(n):
             for b in range(n):
                 X[a, b] = -X[a, b]
@@ -60,7 +62,7 @@ def solve_state(kd, H, Dk):
         for b in range(n):
             M[a, b] = 0.0
         M[a, a] = 1.0
-    ltdl_solve_columns(kd, H, M)                                                                       # M^{-1}
+    ltdl_solve_columns(par, first, last, H, M)                                                         # M^{-1}
     for a in range(n):                             # the upper triangle mirrored: exact symmetry
         for b in range(a):
             M[a, b] = M[b, a]
@@ -74,13 +76,15 @@ def solve_states(kd, D, status, inner, k0, k1):
     overflowed, where ``M`` is all but singular) is SINGULAR."""
     n = kd.shape[0] - 1
     H = stack((n, n))
+    par, first, last = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
+    branch_columns(kd, par, first, last)
     for k in range(k0, k1):
         if status[k]:
             continue
         if inner[k]:
             status[k] = Status.SINGULAR
             continue
-        status[k] = solve_state(kd, H, D[k])
+        status[k] = solve_state(kd, par, first, last, H, D[k])
 
 
 @njit(**KERNEL)

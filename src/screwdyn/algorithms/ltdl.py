@@ -81,29 +81,59 @@ def ltdl_solve(kd, H, x):
 
 
 @njit(**HELPER)
-def ltdl_solve_columns(kd, H, X):
+def branch_columns(kd, par, first, last):
+    """For each row ``k``: ``par[k]`` its parent as an integer, ``first[k]`` the root of its tree
+    (the ancestor with no parent: the smallest index among its ancestors) and ``last[k]`` the largest
+    index in its subtree. A matrix whose entry ``(k, j)`` is nonzero only for ``j`` an ancestor or
+    descendant of ``k`` (``M``, the derivatives of inverse dynamics, the identity) has row ``k``
+    inside the columns ``first[k] .. last[k]``, and ``M^{-1}`` times it row ``k`` inside
+    ``first[k] .. last[first[k]]`` (``M`` is block diagonal over the trees of a fixed base)."""
+    n = par.shape[0]
+    for k in range(n):
+        p = int(kd[k, PARENT])
+        par[k] = p
+        first[k] = k if p < 0 else first[p]
+        last[k] = k
+    for k in range(n - 1, -1, -1):
+        p = par[k]
+        if p >= 0 and last[k] > last[p]:
+            last[p] = last[k]
+
+
+@njit(**HELPER)
+def ltdl_solve_columns(par, first, last, H, X):
     """Solve ``M Y = X`` in place for every column of ``X (n, c)`` (``X`` holds ``X``, then ``Y``)
-    with ``H`` from :func:`ltdl_factor`: :func:`ltdl_solve`'s three sweeps, each a row operation
-    on all columns at once."""
-    n, c = X.shape[0], X.shape[1]
-    for k in range(n - 1, -1, -1):                 # L^T Y = X
-        i = int(kd[k, PARENT])
+    with ``H`` from :func:`ltdl_factor`: :func:`ltdl_solve`'s three sweeps, each a row operation on
+    the columns where the rows can be nonzero (:func:`branch_columns`; ``X``'s own nonzeros
+    within them: row ``k`` on the branch of ``k``). The rows are sliced to those columns, so that
+    the loops run from 0 and vectorise (Talos: 13 us for three 44 x 44 solves against 21 over whole
+    rows)."""
+    n = X.shape[0]
+    for k in range(n - 1, -1, -1):                 # L^T Y = X: row k holds its subtree's rows
+        c0, c1 = first[k], last[k] + 1
+        xk = X[k, c0:c1]
+        i = par[k]
         while i >= 0:
             a = H[k, i]
-            for j in range(c):
-                X[i, j] -= a * X[k, j]
-            i = int(kd[i, PARENT])
+            xi = X[i, c0:c1]
+            for j in range(xk.shape[0]):
+                xi[j] -= a * xk[j]
+            i = par[i]
     for k in range(n):                             # Z = D^{-1} Y
+        xk = X[k, first[k]:last[first[k]] + 1]
         d = H[k, k]
-        for j in range(c):
-            X[k, j] /= d
+        for j in range(xk.shape[0]):
+            xk[j] /= d
     for k in range(n):                             # L Y = Z
-        i = int(kd[k, PARENT])
+        c0, c1 = first[k], last[first[k]] + 1
+        xk = X[k, c0:c1]
+        i = par[k]
         while i >= 0:
             a = H[k, i]
-            for j in range(c):
-                X[k, j] -= a * X[i, j]
-            i = int(kd[i, PARENT])
+            xi = X[i, c0:c1]
+            for j in range(xk.shape[0]):
+                xk[j] -= a * xi[j]
+            i = par[i]
 
 
 @njit(**KERNEL)

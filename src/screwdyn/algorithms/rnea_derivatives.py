@@ -13,12 +13,13 @@ Pass 1, forward, ``i = 0 .. n-1``, ``p = p(i)``, ``l`` the parent of row ``i``'s
 for the inner rows of a free-flyer or spherical joint, :mod:`.layout`; base: ``V = 0``, ``A = (0, -g)``)::
 
     T_{0,i} = T_{0,p} T_{p,i}(q),      J_i = [Ad_{T_{0,i}}] S_i
-    V_i, A_i = [Ad_{T_{0,i}}] (the body twist and acceleration of RNEA's pass 1)
+    V_i      = V_p + J_i qd_i                      ([Ad_{T_{0,i}}] v_J for a multi-DoF joint's rows, joints.py)
+    dJ_i     = V_i x J_i,                A_i = A_p + J_i qdd_i + dJ_i qd_i
     Psi_i    = V_l x J_i                           dV/dq_i's own part (= dJ_i = V_i x J_i for one DoF)
     Phi_i    = A_l x J_i + V_l x Psi_i             dA/dq_i's own part
-    U_i      = V_i x J_i + Psi_i                   dA/dqd_i's own part
+    U_i      = dJ_i + Psi_i                        dA/dqd_i's own part
     Y_i      = [Ad_{T_{i,0}}]^T G_i [Ad_{T_{i,0}}],   B_i (:func:`.coriolis.body_b`)
-    F_i      = [Ad_{T_{i,0}}]^T (G_i dV_i - [ad_{V_i}]^T G_i V_i - F_ext_i)     (RNEA's body wrench)
+    F_i      = Y_i A_i - [ad_{V_i}]^T Y_i V_i - [Ad_{T_{i,0}}]^T F_ext_i          (RNEA's body wrench in {0})
 
 Pass 2, backward, ``i = n-1 .. 0``, with the subtree sums ``Yc_i``, ``Bc_i``, ``Fc_i`` (plain sums,
 all in ``{0}``)::
@@ -40,27 +41,27 @@ and zero for two joints on different branches. ``2 B`` is ``Ydot - Lambda(h)`` o
 import numpy as np
 from numba import njit, prange
 
-from .coriolis import b_apply, b_transpose_top, body_b
+from .coriolis import b_apply, b_transpose_top, body_b, twist_and_rate
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
 from .internals import CACHED, HELPER, KERNEL, dot6, scratch, stack, window
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
-from .rnea import body_motion, body_wrench
+from .rnea import body_wrench
 from .spatial_kernels import ad, cross_force, pose_of, twist_to_world, world_body, wrench_to_parent
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, load,
-    load_wrenches, put, q_size, row, store, units, zero_lanes,
+    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load, load_wrenches,
+    put, q_size, row, units,
 )
 
-LANES = 4   # its output grows as 3 n^2: 4 lanes keep Talos' 44 joints on the stack
+LANES = 4   # 8 ran slower on UR5 and no faster on Talos
 
 
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return 3 * n * n + 110 * n + 220
+    return 100 * n + 200
 
 
 @njit(**HELPER)
@@ -107,13 +108,11 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     Rw = stack((n + 1, 9, L))    # R_0i row-major; row n: the base
     pw = stack((n + 1, 3, L))
     Vs, As = stack((n + 1, 6, L)), stack((n + 1, 6, L))   # V_i, A_i in {0}
-    Vb, Ab = stack((n + 1, 6, L)), stack((n + 1, 6, L))   # the same in body i's frame (RNEA's pass 1)
     J, Psi, Phi, U = stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L))
     Yc = stack((n, 10, L))       # subtree sums in {0}
     Bc = stack((n, 12, L))
     Fc = stack((n, 6, L))
-    Dw = stack((3, n, n, L))     # the lanes' D (lanes_of: with one lane, D's row itself)
-    P = scratch(48, lanes)       # the parent's R, p, V, A in {0} and V, A in its frame; the joint's parent's V, A
+    P = scratch(36, lanes)       # the parent's R, p, V, A; its joint's parent's V, A (all in {0})
     G = scratch(28, lanes)       # the child's Yc, Bc, Fc
     H = scratch(27, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, J_i x* Fc_i, dFv_i
     W = scratch(12, lanes)
@@ -137,16 +136,19 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         load(qdd, b, m, QDD, bad, Status.NONFINITE + 2)
         if use_fext:
             load_wrenches(fext, b, m, FE, bad)
-        Dl = lanes_of(Dw, D, b)
-        zero_lanes(window(Dl, 0, (3 * n, n, L)), m)
+        Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place
+        for l in range(m):
+            Dz = Dl[l]
+            for c in range(3):
+                for a in range(n):
+                    for e in range(n):
+                        Dz[c, a, e] = 0.0
         g0 = (0.0, 0.0, 0.0, -kd[n, GRAVITY], -kd[n, GRAVITY + 1], -kd[n, GRAVITY + 2])
         for l in range(m):
             put(Rw[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
             put(pw[n], l, (0.0, 0.0, 0.0))
             put(Vs[n], l, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
             put(As[n], l, g0)
-            put(Vb[n], l, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
-            put(Ab[n], l, g0)
 
         # Pass 1: poses, twists and accelerations, Jacobian columns, inertias, B_i and body wrenches.
         for i in range(n):
@@ -154,8 +156,8 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
             joint_poses(kd, i, Q, SC, W, m)
             copy_lanes(Rw[par], P, m)
             copy_lanes(pw[par], P[9:], m)
-            copy_lanes(Vb[par], P[12:], m)
-            copy_lanes(Ab[par], P[18:], m)
+            copy_lanes(Vs[par], P[12:], m)
+            copy_lanes(As[par], P[18:], m)
             copy_lanes(Vs[lam[i]], P[24:], m)
             copy_lanes(As[lam[i]], P[30:], m)
             S = joint_screw(kd, i)
@@ -168,32 +170,33 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 put(Rw[i], l, Ri)
                 put(pw[i], l, pi)
                 put(J[i], l, Ji)
-                qdi = QD[i, l]
-                vJ = ((S[0] * qdi, S[1] * qdi, S[2] * qdi, S[3] * qdi, S[4] * qdi, S[5] * qdi) if one_dof
-                      else get6(VJ, l))
-                Vi, Ai = body_motion(get12(W, l), S, vJ, qdi, QDD[i, l], get6(P[12:], l), get6(P[18:], l))
-                put(Vb[i], l, Vi)
-                put(Ab[i], l, Ai)
-                T0i = pose_of(Ri, pi)
-                Vw = twist_to_world(T0i, Vi)
-                put(Vs[i], l, Vw)
-                put(As[i], l, twist_to_world(T0i, Ai))
+                qdi, qddi = QD[i, l], QDD[i, l]
+                vJ = ((Ji[0] * qdi, Ji[1] * qdi, Ji[2] * qdi, Ji[3] * qdi, Ji[4] * qdi, Ji[5] * qdi) if one_dof
+                      else twist_to_world(pose_of(Ri, pi), get6(VJ, l)))
+                Vi, dJi = twist_and_rate(get6(P[12:], l), Ji, vJ)                        # V_i = V_p + v_J, dJ_i
+                put(Vs[i], l, Vi)
+                a0, a1, a2, a3, a4, a5 = get6(P[18:], l)                                  # A_i = A_p + J_i qdd_i
+                Ai = (a0 + Ji[0] * qddi + dJi[0] * qdi, a1 + Ji[1] * qddi + dJi[1] * qdi,  #     + dJ_i qd_i
+                      a2 + Ji[2] * qddi + dJi[2] * qdi, a3 + Ji[3] * qddi + dJi[3] * qdi,
+                      a4 + Ji[4] * qddi + dJi[4] * qdi, a5 + Ji[5] * qddi + dJi[5] * qdi)
+                put(As[i], l, Ai)
                 Vl = get6(P[24:], l)
                 Ps = ad(Vl, Ji)                                                           # Psi_i = V_l x J_i
                 put(Psi[i], l, Ps)
                 e0, e1, e2, e3, e4, e5 = ad(get6(P[30:], l), Ji)                          # Phi_i = A_l x J_i
                 f0, f1, f2, f3, f4, f5 = ad(Vl, Ps)                                       #       + V_l x Psi_i
                 put(Phi[i], l, (e0 + f0, e1 + f1, e2 + f2, e3 + f3, e4 + f4, e5 + f5))
-                d0, d1, d2, d3, d4, d5 = ad(Vw, Ji)                                       # U_i = V_i x J_i + Psi_i
-                put(U[i], l, (d0 + Ps[0], d1 + Ps[1], d2 + Ps[2], d3 + Ps[3], d4 + Ps[4], d5 + Ps[5]))
+                put(U[i], l, (dJi[0] + Ps[0], dJi[1] + Ps[1], dJi[2] + Ps[2], dJi[3] + Ps[3], dJi[4] + Ps[4],
+                              dJi[5] + Ps[5]))                                            # U_i = dJ_i + Psi_i
                 Yi = inertia_transform(Ri, pi, I)                                         # Y_i in {0}
                 put(Yc[i], l, Yi)
-                put(Bc[i], l, body_b(Yi, Vw))
-                w0, w1, w2, w3, w4, w5 = body_wrench(I, Vi, Ai)                           # RNEA's body wrench
-                if use_fext:
-                    w0, w1, w2, w3, w4, w5 = (w0 - FE[i, 0, l], w1 - FE[i, 1, l], w2 - FE[i, 2, l],
-                                              w3 - FE[i, 3, l], w4 - FE[i, 4, l], w5 - FE[i, 5, l])
-                put(Fc[i], l, wrench_to_parent(T0i, (w0, w1, w2, w3, w4, w5)))            # in {0}
+                put(Bc[i], l, body_b(Yi, Vi))
+                put(Fc[i], l, body_wrench(Yi, Vi, Ai))                                    # RNEA's body wrench, in {0}
+            if use_fext:                                                                  # F_i -= F_ext_i in {0}
+                for l in range(m):
+                    T0i = pose_of(get9(Rw[i], l), get3(pw[i], l))
+                    e0, e1, e2, e3, e4, e5 = wrench_to_parent(T0i, get6(FE[i], l))
+                    add(Fc[i], l, (-e0, -e1, -e2, -e3, -e4, -e5))
 
         # Pass 2: subtree sums, tips to base, and the rows and columns of the three matrices.
         for i in range(n - 1, -1, -1):
@@ -205,9 +208,9 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 Ji = get6(J[i], l)
                 a, g, dF0, turn, dFv = body_columns(get10(G, l), get12(G[10:], l), get6(G[22:], l), Ji,
                                                      get6(Psi[i], l), get6(Phi[i], l), get6(U[i], l))
-                Dl[0, i, i, l] = dot(Ji, dF0)                   # (J_i^T (J_i x* Fc_i) = 0)
-                Dl[1, i, i, l] = dot(Ji, dFv)
-                Dl[2, i, i, l] = dot(Ji, a) + arm
+                Dl[l, 0, i, i] = dot(Ji, dF0)                   # (J_i^T (J_i x* Fc_i) = 0)
+                Dl[l, 1, i, i] = dot(Ji, dFv)
+                Dl[l, 2, i, i] = dot(Ji, a) + arm
                 put(H, l, a)
                 put(H[6:], l, g)
                 put(H[9:], l, dF0)
@@ -224,19 +227,20 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                     qji, qij, vji, vij, mij = ancestor_entries(get6(H, l), get3(H[6:], l), dFq, get6(H[21:], l),
                                                                get6(J[j], l), get6(Psi[j], l), get6(Phi[j], l),
                                                                get6(U[j], l))
-                    Dl[0, j, i, l] = qji
-                    Dl[0, i, j, l] = qij
-                    Dl[1, j, i, l] = vji
-                    Dl[1, i, j, l] = vij
-                    Dl[2, j, i, l] = mij
-                    Dl[2, i, j, l] = mij
+                    Dl[l, 0, j, i] = qji
+                    Dl[l, 0, i, j] = qij
+                    Dl[l, 1, j, i] = vji
+                    Dl[l, 1, i, j] = vij
+                    Dl[l, 2, j, i] = mij
+                    Dl[l, 2, i, j] = mij
                 j = par_of[j]
             if par >= 0:
                 for l in range(m):
                     add(Yc[par], l, get10(G, l))
                     add(Bc[par], l, get12(G[10:], l))
                     add(Fc[par], l, get6(G[22:], l))
-        store(window(Dl, 0, (3 * n * n, L)), b, m, flat(D), status, bad)
+        for l in range(m):              # (a flagged state's D is not meaningful: written as the others)
+            status[b + l] = bad[l]
 
 
 @njit(**KERNEL)

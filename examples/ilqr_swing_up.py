@@ -49,7 +49,7 @@ class SwingUp:
     ``sum_k 1/2 (x_k - x_g)^T Wx (x_k - x_g) + 1/2 u_k^T Wu u_k + 1/2 (x_N - x_g)^T Wf (x_N - x_g)``."""
 
     def __init__(self, model, seconds=3.0, h=0.01):
-        self.model, self.h, self.N = model, h, int(round(seconds / h))
+        self.model, self.h, self.N = model, h, round(seconds / h)
         n = model.n
         self.x0 = np.zeros(2 * n)                                   # hanging at rest
         self.goal = np.concatenate([np.full(n, np.pi), np.zeros(n)])  # upright at rest

@@ -175,3 +175,18 @@ def erd_pair(name):
         return out
 
     return model, pm, idx, q_to_pin
+
+
+def rel(ours, theirs):
+    """``max |ours - theirs| / max |theirs|``: the relative difference of two arrays."""
+    return np.abs(np.asarray(ours) - theirs).max() / max(np.abs(theirs).max(), 1e-300)
+
+
+def central(f, x, eps=1e-6):
+    """``df/dx`` by central differences, column by column (the last axis of the result)."""
+    cols = []
+    for j in range(x.shape[-1]):
+        e = np.zeros_like(x)
+        e[..., j] = eps
+        cols.append((f(x + e) - f(x - e)) / (2 * eps))
+    return np.stack(cols, axis=-1)

@@ -5,15 +5,7 @@ import numpy as np
 import pytest
 
 import screwdyn
-from helpers import random_model, random_state
-
-
-def rel(ours, theirs):
-    return np.abs(ours - theirs).max() / max(np.abs(theirs).max(), 1e-300)
-
-
-def central(f, x, eps=1e-6):
-    return np.stack([(f(x + e) - f(x - e)) / (2 * eps) for e in np.eye(len(x)) * eps], axis=-1)
+from helpers import central, random_model, random_state, rel
 
 
 @pytest.fixture(scope="module")

@@ -7,26 +7,12 @@ import numpy as np
 import pytest
 
 import screwdyn
-from helpers import erd_pair, pinocchio_velocity_order, random_model, random_state, to_pin, to_pinocchio
+from helpers import central, erd_pair, pinocchio_velocity_order, random_model, random_state, rel, to_pin, to_pinocchio
 from screwdyn.io.urdf import EXAMPLE_ROBOTS
 
 pin = pytest.importorskip("pinocchio")
 
 REL = 1e-9   # the issue's bar against Pinocchio: max |ours - theirs| / max |theirs|
-
-
-def rel(ours, theirs):
-    return np.abs(ours - theirs).max() / max(np.abs(theirs).max(), 1e-300)
-
-
-def central(f, x, eps=1e-6):
-    """``df/dx`` by central differences, column by column."""
-    cols = []
-    for j in range(x.shape[-1]):
-        e = np.zeros_like(x)
-        e[..., j] = eps
-        cols.append((f(x + e) - f(x - e)) / (2 * eps))
-    return np.stack(cols, axis=-1)
 
 
 def pin_forces(F):

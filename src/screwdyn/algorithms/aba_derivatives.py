@@ -20,6 +20,7 @@ For ``L`` states side by side (:mod:`.work`), then each of them (one state: ``L 
 import numpy as np
 from numba import njit, prange
 
+from .aba import LANES as ABA_LANES
 from .aba import aba
 from .internals import CACHED, HELPER, KERNEL, stack, window
 from .ltdl import branch_columns, ltdl_factor, ltdl_solve_columns
@@ -29,14 +30,15 @@ from .status import Status
 from .work import STACK_LIMIT, claim, is_rows, is_vector, q_size, row, units
 
 
-LANES = 4   # as the inverse-dynamics derivatives'
+LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: 4 lanes here are room for them)
 
 
 @njit(**HELPER)
 def per_lane(n):
-    """Floats of work a lane takes for ``n`` bodies: ABA's or the inverse-dynamics derivatives' own,
-    and the solves' ``H`` (counted per lane: more than it takes)."""
-    return n * n + 2 * n + 8 + max(76 * n + 78, 3 * n * n + 100 * n + 200)
+    """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES = 4`` of its lanes per
+    lane of this kernel) or the inverse-dynamics derivatives' own, and the solves' ``H`` (counted
+    per lane: more than it takes)."""
+    return n * n + 2 * n + 8 + max(4 * (76 * n + 78), 100 * n + 200)
 
 
 @njit(**HELPER)
@@ -110,13 +112,13 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
 
 @njit(cache=CACHED, parallel=True)
 def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
-    """States ``(B, n) -> D (B, 3, n, n)`` over numba's threads: each claim of states through ABA and
-    the derivatives of inverse dynamics, ``lanes`` states side by side (as their own batch entry
-    points call them), then the solves state by state."""
+    """States ``(B, n) -> D (B, 3, n, n)`` over numba's threads: each claim of states through ABA
+    (``ABA_LANES`` side by side, one where this kernel runs one) and the derivatives of inverse
+    dynamics (``lanes``), both compiled as their own batch entry points call them, then the solves
+    state by state."""
     B, n = q.shape[0], kd.shape[0] - 1
     if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B
-            and D.shape[1] == 3
-            and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
+            and D.shape[1] == 3 and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
             and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
         return Status.NOT_FAST
     if lanes * per_lane(n) > STACK_LIMIT:
@@ -127,7 +129,10 @@ def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            aba(kd, q, qd, tau, fext, use_fext, qdd, status, start, end, lanes)
+            if lanes == 1:
+                aba(kd, q, qd, tau, fext, use_fext, qdd, status, start, end, 1)
+            else:
+                aba(kd, q, qd, tau, fext, use_fext, qdd, status, start, end, ABA_LANES)
             rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, inner, start, end, lanes)
             solve_states(kd, D, status, inner, start, end)
             start, end = claim(counter, u, B, size)

@@ -1,6 +1,8 @@
 """Shared test utilities: independent oracles (Pinocchio) and random models."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import screwdyn
@@ -135,3 +137,56 @@ def random_chain(rng, n):
         else:
             cols.append(np.concatenate([w, -np.cross(w, rng.normal(size=3))]))  # revolute
     return Ms, Gs, np.array(cols).T
+
+
+@functools.cache
+def erd_pair(name):
+    """``(model, pinocchio model, idx, q_to_pin)`` for an example-robot-data URDF that both libraries
+    load with a fixed base, or None when one of them does not load it (made once per test process).
+    ``idx[i]`` is Pinocchio's velocity index of our joint ``i``; ``q_to_pin(q)`` is Pinocchio's
+    configuration of our ``q`` (a continuous joint is ``(cos q, sin q)`` there)."""
+    import warnings
+
+    import pinocchio as pin
+
+    from screwdyn.errors import ScrewdynError
+    from screwdyn.io.urdf import example_robot_data_path
+
+    try:
+        path = example_robot_data_path(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)   # mimic joints loaded as independent
+            model = screwdyn.load_urdf(path)
+        pm = pin.buildModelFromUrdf(str(path))
+    except (FileNotFoundError, ScrewdynError, ValueError, RuntimeError):
+        return None
+    if pm.nv != model.n:
+        return None
+    joints = [pm.joints[pm.getJointId(j)] for j in model.joint_names]
+    idx = np.array([j.idx_v for j in joints])
+    iq = np.array([j.idx_q for j in joints])
+    unbounded = np.array([j.nq == 2 for j in joints])
+
+    def q_to_pin(q):
+        out = np.empty(pm.nq)
+        out[iq[~unbounded]] = q[~unbounded]
+        out[iq[unbounded]] = np.cos(q[unbounded])
+        out[iq[unbounded] + 1] = np.sin(q[unbounded])
+        return out
+
+    return model, pm, idx, q_to_pin
+
+
+def rel(ours, theirs):
+    """``max |ours - theirs| / max |theirs|``: the relative difference of two arrays."""
+    return np.abs(np.asarray(ours) - theirs).max() / max(np.abs(theirs).max(), 1e-300)
+
+
+def central(f, x, eps=1e-6):
+    """``df/dx`` by central differences, column by column (the last axis of the result)."""
+    cols = []
+    for j in range(x.shape[-1]):
+        e = np.zeros_like(x)
+        e[..., j] = eps
+        cols.append((f(x + e) - f(x - e)) / (2 * eps))
+    return np.stack(cols, axis=-1)

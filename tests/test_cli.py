@@ -91,8 +91,8 @@ def test_console_script_help():
 
 
 # ---------------------------------------------------------------------------- in process
-@pytest.mark.parametrize("command", ["info", "inverse-dynamics", "forward-dynamics", "mass-matrix", "simulate",
-                                     "derive", "compile"])
+@pytest.mark.parametrize("command", ["info", "inverse-dynamics", "forward-dynamics", "mass-matrix", "linearize",
+                                     "simulate", "derive", "compile"])
 def test_help_everywhere(command, capsys):
     with pytest.raises(SystemExit) as e:
         main([command, "--help"])
@@ -126,6 +126,20 @@ def test_forward_dynamics_and_mass_matrix(capsys):
     np.testing.assert_allclose(M, screwdyn.mass_matrix(arm, q), rtol=1e-12)
     assert main(["mass-matrix", "pendulum"]) == 0
     assert "0.1333" in capsys.readouterr().out
+
+
+def test_linearize_matches_the_library(capsys):
+    arm = models.load("planar_2r")
+    q, qd, tau = [0.1, -0.2], [0.3, 0.4], [1.0, -2.0]
+    assert main(["linearize", "planar_2r", "--q", "0.1", "-0.2", "--qd", "0.3,0.4", "--tau", "1", "-2", "--dt", "0.01",
+                 "--scheme", "euler", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    A, B = screwdyn.linearize(arm, q, qd, tau, dt=0.01, scheme="euler")
+    np.testing.assert_allclose(out["A"], A, rtol=1e-14)
+    np.testing.assert_allclose(out["B"], B, rtol=1e-14)
+    assert main(["linearize", "pendulum", "--q", "pi"]) == 0
+    text = capsys.readouterr().out
+    assert "A (2 x 2)" in text and "(unstable about this state)" in text
 
 
 def test_info(capsys):

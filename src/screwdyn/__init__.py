@@ -13,9 +13,9 @@ from .configuration import (
 )
 from .dynamics import (
     bias_torques, body_poses, centroidal_momentum, centroidal_momentum_matrix, center_of_mass, coriolis_matrix, external_wrenches, forward_dynamics,
-    forward_kinematics, frame_pose, frame_velocity, friction_torques, gravity_torques, inverse_dynamics, jacobian,
-    jdot_qd, joint_torques_from_wrench, kinetic_energy, mass_matrix, mass_matrix_inverse, mechanical_energy,
-    momentum, potential_energy,
+    forward_dynamics_derivatives, forward_kinematics, frame_pose, frame_velocity, friction_torques, gravity_torques,
+    inverse_dynamics, inverse_dynamics_derivatives, jacobian, jdot_qd, joint_torques_from_wrench, kinetic_energy,
+    linearize, mass_matrix, mass_matrix_inverse, mechanical_energy, momentum, potential_energy,
 )
 from .errors import InputError, ModelError, ScrewdynError, URDFError
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuilder
@@ -36,6 +36,7 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "forward_kinematics", "frame_pose", "frame_velocity", "friction_torques", "gravity_torques", "inverse_dynamics",
     "jacobian", "jdot_qd", "joint_torques_from_wrench", "kinetic_energy", "mass_matrix", "mass_matrix_inverse",
     "mechanical_energy", "momentum", "potential_energy",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
     "InputError", "ModelError", "ScrewdynError", "URDFError", "PRISMATIC", "REVOLUTE", "FREE_FLYER", "SPHERICAL",
     "Model", "ModelBuilder",
     "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",

@@ -40,7 +40,10 @@ _FUNCS = [
     ("mass_matrix", "crba", None),
     ("forward_dynamics", "aba", "abaInParallel"),
     ("coriolis_matrix", "computeCoriolisMatrix", None),
+    ("inverse_dynamics_derivatives", "computeRNEADerivatives", None),
+    ("forward_dynamics_derivatives", "computeABADerivatives", None),
 ]
+_DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives")
 
 
 def _paired(fa, fb, number, repeats, per_a=1, per_b=1):
@@ -110,9 +113,9 @@ class _Robot:
 def _pin_single(pin, r, fname, q, v, a):
     f = getattr(pin, fname)
     pm, pd = r.pm, r.pd
-    if fname in ("rnea",):
+    if fname in ("rnea", "computeRNEADerivatives"):
         return lambda: f(pm, pd, q, v, a)
-    if fname == "aba":
+    if fname in ("aba", "computeABADerivatives"):
         return lambda: f(pm, pd, q, v, a)   # a plays tau
     if fname == "crba":
         return lambda: f(pm, pd, q)
@@ -132,9 +135,16 @@ def _sd_single(name, m, q, v, a, out=None):
 
 def _output(name, n, B=None):
     """An output array of screwdyn's ``name`` for one state (``B`` None) or ``B``: ``(..., n, n)``
-    matrices or ``(..., n)`` vectors."""
+    matrices, ``(..., 3, n, n)`` for the derivatives (three matrices), or ``(..., n)`` vectors."""
     lead = () if B is None else (B,)
+    if name in _DERIVATIVES:
+        return np.empty(lead + (3, n, n))
     return np.empty(lead + ((n, n) if name in ("mass_matrix", "coriolis_matrix") else (n,)))
+
+
+def _stacked(x):
+    """A result as one array: the three matrices of the derivatives stacked ``(..., 3, n, n)``."""
+    return np.stack(x, axis=-3) if isinstance(x, tuple) else x
 
 
 def _pin_result(pin, r, pfname, q, v, a):
@@ -142,10 +152,13 @@ def _pin_result(pin, r, pfname, q, v, a):
     theirs = np.array(_pin_single(pin, r, pfname, r.q_to_pin(q), r.to_pin(v), r.to_pin(a))(), copy=True)
     if pfname == "crba":
         theirs = np.triu(theirs) + np.triu(theirs, 1).T
-    return r.from_pin(theirs, matrix=theirs.ndim == 2)
+    if pfname == "computeRNEADerivatives":   # its dtau/da: the upper triangle of M
+        theirs[2] = np.triu(theirs[2]) + np.triu(theirs[2], 1).T
+    return r.from_pin(theirs, matrix=theirs.ndim >= 2)
 
 
 def _rel(ours, theirs):
+    ours = _stacked(ours)
     return float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
 
 
@@ -192,7 +205,7 @@ def run(robots=("panda", "ur5", "talos_full_v2"), batches=(1000, 100000), repeat
                     Bl = min(B, 2000)   # a Python loop: time a slice, report per state
                     fs = [_pin_single(pin, r, pfname, r.q_to_pin(Q[k]), r.to_pin(V[k]), r.to_pin(A[k])) for k in range(Bl)]
                     t_sd, t_pin = _paired(sd, lambda: [f() for f in fs], calls, rounds, B, Bl)
-                    ours = sd()   # the batch's answers (its output array), checked at its first, middle and last states
+                    ours = _stacked(sd())   # the batch's answers, checked at its first, middle and last states
                     err_b = max(_rel(ours[k], _pin_result(pin, r, pfname, Q[k], V[k], A[k])) for k in {0, B // 2, B - 1})
                     label = f"loop of {pfname}"
                 rows.append((rname, name, B, t_sd, t_pin, label, err_b))
@@ -245,7 +258,7 @@ def main(argv=None):
     p.add_argument("--batch", nargs="*", type=int, default=[1000, 100000], help="batch sizes (states)")
     p.add_argument("--repeats", type=int, default=41, help="rounds of single-state timing (batches: a quarter)")
     p.add_argument("--functions", nargs="+", choices=[f[0] for f in _FUNCS], default=None,
-                   help="the functions to time (default: all four)")
+                   help="the functions to time (default: all)")
     p.add_argument("--threads", type=int, default=None, help="threads for both libraries (default: numba's)")
     p.add_argument("--markdown", action="store_true", help="also print a Markdown table")
     p.add_argument("--fresh-outputs", action="store_true",

@@ -6,6 +6,7 @@
     screwdyn inverse-dynamics MODEL --q .. --qd .. --qdd ..
     screwdyn forward-dynamics MODEL --q .. --qd .. --tau ..
     screwdyn mass-matrix MODEL --q ..
+    screwdyn linearize MODEL --q .. [--qd ..] [--tau ..] [--dt 0.01]   A, B of d/dt dx = A dx + B dtau
     screwdyn simulate [MODEL] --duration 3 --dt 0.001 --integrator rk4 --plot out.png --animate out.gif [--view]
     screwdyn view MODEL [--q ..]                 the robot in a web browser (viser)
     screwdyn render MODEL [--q ..] -o robot.png  a picture without a display (--animate out.gif for a video)
@@ -239,6 +240,35 @@ def cmd_mass_matrix(args):
         print(f"M(q) ({model.n} x {model.n}, joints in the order {', '.join(model.joint_names)}):")
         with np.printoptions(precision=6, suppress=True, linewidth=150):
             print(M)
+    return 0
+
+
+def cmd_linearize(args):
+    import screwdyn
+    model = models.load(args.model)
+    q, qd = _state(args, model, ("q", "qd"))
+    tau = None if args.tau is None else parse_vector(args.tau, model.n, "--tau")
+    A, B = screwdyn.linearize(model, q, qd, tau, dt=args.dt, friction=args.friction, scheme=args.scheme)
+    if args.json:
+        _print_json(dict(joint_names=list(model.joint_names), dt=args.dt, scheme=args.scheme if args.dt else None,
+                         A=A.tolist(), B=B.tolist()))
+        return 0
+    n = model.n
+    about = "tau = inverse_dynamics(q, qd, 0), which holds the state" if tau is None else "the given tau"
+    if args.dt is None:
+        print(f"d/dt dx = A dx + B dtau for x = (q, qd), linearized about {about}")
+    else:
+        print(f"dx[k+1] = A dx[k] + B dtau[k] for x = (q, qd), one {args.scheme} step of {args.dt:g} s, about {about}")
+    print(f"state x = (q, qd): {2 * n} entries, joints in the order {', '.join(model.joint_names)}")
+    with np.printoptions(precision=6, suppress=True, linewidth=150):
+        print(f"A ({2 * n} x {2 * n}):")
+        print(A)
+        print(f"B ({2 * n} x {n}):")
+        print(B)
+    if args.dt is None:
+        eig = np.linalg.eigvals(A)
+        print(f"largest real part of an eigenvalue of A: {eig.real.max():.6g} 1/s"
+              f" ({'unstable' if eig.real.max() > 1e-9 else 'not unstable'} about this state)")
     return 0
 
 
@@ -631,6 +661,18 @@ def build_parser():
     sp.add_argument("--json", action="store_true", help="print JSON")
     _floating_option(sp)
     sp.set_defaults(func=cmd_mass_matrix)
+
+    sp = add("linearize", "the linearized dynamics A, B about a state (continuous, or one step of dt)")
+    sp.add_argument("model", metavar="MODEL")
+    for nm in ("q", "qd"):
+        sp.add_argument(f"--{nm}", metavar="V", help=f"{nm} (default zeros)")
+    sp.add_argument("--tau", metavar="V", help="joint torques (default: those that hold the state)")
+    sp.add_argument("--dt", type=float, default=None, help="time step [s]: the discrete pair of one step")
+    sp.add_argument("--scheme", default="rk4", choices=("rk4", "semi_implicit_euler", "euler"),
+                    help="integration scheme of the discrete pair (default rk4)")
+    sp.add_argument("--friction", action="store_true", help="include the joint friction")
+    sp.add_argument("--json", action="store_true", help="print JSON")
+    sp.set_defaults(func=cmd_linearize)
 
     sp = add("simulate", "simulate a robot in time; plot, animate, save",
              epilog="Without MODEL: panda, released at rest from its 'ready' pose, falling under gravity "

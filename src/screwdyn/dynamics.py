@@ -36,6 +36,7 @@ __all__ = [
     "kinetic_energy", "potential_energy", "mechanical_energy", "center_of_mass", "momentum",
     "forward_kinematics", "body_poses", "frame_pose", "jacobian", "frame_velocity", "jdot_qd",
     "joint_torques_from_wrench", "centroidal_momentum_matrix", "centroidal_momentum",
+    "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize", "LINEARIZE_SCHEMES",
 ]
 
 _RNEA = Kernel("rnea", "rnea")
@@ -49,6 +50,8 @@ _POSES = Kernel("kinematics", "poses")
 _JACOBIAN = Kernel("kinematics", "jacobian")
 _FRAME_MOTION = Kernel("kinematics", "frame_motion")
 _CENTROIDAL = Kernel("centroidal", "centroidal")
+_RNEA_DERIVATIVES = Kernel("rnea_derivatives", "rnea_derivatives")
+_ABA_DERIVATIVES = Kernel("aba_derivatives", "aba_derivatives")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,6 +172,208 @@ def forward_dynamics(model: Model, q, qd, tau, f_ext=None, method="aba", frictio
 
 def _zero(model):
     return model._zero if type(model) is Model else np.zeros(0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Derivatives of the dynamics and linearization.
+# ---------------------------------------------------------------------------------------------
+def _three(model):
+    """The output shape ``(3, n, n)`` of one state of the derivative kernels."""
+    return (3,) + model._nn if type(model) is Model else (3, 0, 0)
+
+
+def _split(D):
+    """The three matrices of ``D (..., 3, n, n)``, as views."""
+    if D.ndim == 3:
+        return D[0], D[1], D[2]
+    return D[..., 0, :, :], D[..., 1, :, :], D[..., 2, :, :]
+
+
+def inverse_dynamics_derivatives(model: Model, q, qd, qdd, f_ext=None, friction=False, out=None):
+    """The partial derivatives of inverse dynamics (docs/theory.md §14, the analytic algorithm of
+    Carpentier & Mansard, RSS 2018, as Pinocchio's ``computeRNEADerivatives``), ``O(n d)``.
+
+    ``tau = ID(q, qd, qdd, f_ext)`` as :func:`inverse_dynamics`; returns
+    ``(dtau_dq, dtau_dqd, dtau_dqdd)``, each ``(..., n, n)`` with ``[..., i, j] = d tau_i / d x_j``:
+
+    * ``dtau_dq``: the derivative along ``q`` (for each joint, along its screw axis ``S_j``: the
+      body turns (slides) as ``T_{p,j}(q_j) exp([S_j] dq_j)``), with ``qd``, ``qdd`` and the wrenches
+      ``f_ext`` (each in its body's frame) held;
+    * ``dtau_dqd``: equal to ``2 C(q, qd)`` (:func:`coriolis_matrix`), plus ``diag(damping)`` when
+      ``friction=True``. The Coulomb term ``friction sign(qd)`` is constant where ``qd_i != 0`` and
+      adds nothing (its jump at ``qd_i = 0`` has no derivative);
+    * ``dtau_dqdd``: the mass matrix ``M(q)``, full and symmetric, armature included
+      (:func:`mass_matrix`).
+
+    Parameters as :func:`inverse_dynamics`. ``out``: an optional ``(..., 3, n, n)`` float64 array
+    (C-contiguous) that receives the three matrices; the returned ones are views of it (of one new
+    array when ``out`` is None).
+    """
+    D = _RNEA_DERIVATIVES.call(model, q, qd, qdd, f_ext, out, (), _three(model))
+    if friction:
+        D[..., 1, :, :] += np.diag(model.damping)
+    return _split(D)
+
+
+def forward_dynamics_derivatives(model: Model, q, qd, tau, f_ext=None, friction=False, out=None):
+    """The partial derivatives of forward dynamics ``qdd = FD(q, qd, tau, f_ext)`` (docs/theory.md
+    §14.4; the result of Pinocchio's ``computeABADerivatives``): ``qdd`` by ABA, the derivatives of
+    inverse dynamics there, and, since ``ID(q, qd, FD(q, qd, tau)) = tau``::
+
+        dqdd_dq = -M^{-1} dtau_dq,    dqdd_dqd = -M^{-1} dtau_dqd,    dqdd_dtau = M^{-1}
+
+    by the sparse ``L^T D L`` factorization of ``M`` (no fill-in). Returns ``(dqdd_dq, dqdd_dqd,
+    dqdd_dtau)``, each ``(..., n, n)``, ``dqdd_dtau`` exactly symmetric. With ``friction=True`` the
+    dynamics are those of ``forward_dynamics(..., friction=True)``: ``dqdd_dqd`` gains
+    ``-M^{-1} diag(damping)`` (the Coulomb term adds nothing, as in :func:`inverse_dynamics_derivatives`).
+
+    Parameters as :func:`forward_dynamics`; ``out`` as in :func:`inverse_dynamics_derivatives`.
+    Raises :class:`ModelError` when ``M`` is singular, as :func:`forward_dynamics`.
+    """
+    if friction:
+        check_model(model)
+        tau = vector(tau, model.n, "tau") - friction_torques(model, qd)
+    D = _ABA_DERIVATIVES.call(model, q, qd, tau, f_ext, out, (), _three(model))
+    if friction:
+        D[..., 1, :, :] -= D[..., 2, :, :] * model.damping
+    return _split(D)
+
+
+#: The discrete-time schemes of :func:`linearize` (``x_{k+1} = phi(x_k, tau_k)``, ``tau`` held over the step).
+LINEARIZE_SCHEMES = ("rk4", "semi_implicit_euler", "euler")
+
+
+def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=False, scheme="rk4", out=None):
+    """The linearization of the dynamics about a state (docs/theory.md §14.5).
+
+    The state is ``x = (q, qd)`` in tangent coordinates (``2 nv`` entries: a free-flyer's ``dq`` is
+    the twist ``T exp([dq])`` perturbs its pose by, as for the derivatives) and the input ``tau``
+    ``(nv,)``. With ``dt`` None, the continuous-time pair of ``xdot = (qd, FD(q, qd, tau))``::
+
+        d/dt dx = A dx + B dtau,    A = [[-ad, 1], [dqdd_dq, dqdd_dqd]],    B = [[0], [M^{-1}]]
+
+    (:func:`forward_dynamics_derivatives`; ``-ad`` is zero but for the blocks of free-flyer and
+    spherical joints, ``-[ad_V]`` of their velocity ``V``: docs/theory.md (14.12)). With ``dt`` [s], the discrete pair
+    ``x_{k+1} = A x_k + B tau_k`` of one step of ``scheme``, ``tau`` held over the step, the
+    exact derivatives of that step:
+
+    * ``"rk4"`` (default): the classical Runge-Kutta step of :func:`screwdyn.simulate`'s default
+      integrator, its four stages and their derivatives chained (four calls of each function);
+    * ``"semi_implicit_euler"``: ``qd' = qd + dt FD(q, qd, tau)``, ``q' = q + dt qd'`` (the symplectic
+      Euler step of ``simulate(integrator="semi_implicit_euler")``);
+    * ``"euler"``: ``x' = x + dt xdot``, i.e. ``A_d = 1 + dt A``, ``B_d = dt B``.
+
+    (The discrete pairs are for models whose joints have one degree of freedom each.)
+
+    ``tau`` None: the torque that holds the state, ``inverse_dynamics(q, qd, 0)`` (with ``f_ext``
+    and ``friction``), so that ``qdd = 0`` there. ``f_ext`` and ``friction`` as in
+    :func:`forward_dynamics` (held, and the model's viscous damping, respectively).
+
+    One state or a batch ``(..., nq)``, ``(..., nv)``; returns ``(A (..., 2nv, 2nv), B (..., 2nv, nv))``, into
+    ``out = (A, B)`` when given (C-contiguous float64 arrays of those shapes).
+
+    >>> import numpy as np, screwdyn
+    >>> from screwdyn import models
+    >>> pendulum = models.load("pendulum")
+    >>> A, B = screwdyn.linearize(pendulum, [np.pi], [0.0])     # upright: an unstable equilibrium
+    >>> bool(np.linalg.eigvals(A).real.max() > 0)
+    True
+    """
+    from .dispatch import output
+
+    check_model(model)
+    n = model.n
+    if dt is not None:
+        if not isinstance(dt, (int, float, np.integer, np.floating)) or not np.isfinite(dt) or dt <= 0:
+            raise InputError(f"dt must be None or a positive finite number of seconds, got {dt!r}")
+        if scheme not in LINEARIZE_SCHEMES:
+            raise InputError(f"scheme must be one of {LINEARIZE_SCHEMES}, got {scheme!r}")
+        if not model._one_dof:
+            raise InputError("linearize: a discrete pair (dt) for a model with free-flyer or spherical joints is "
+                             "not available (its step moves q on the configuration manifold); the continuous pair "
+                             "(dt=None) is")
+    q, qd = vector(q, model.nq, "q"), vector(qd, n, "qd")
+    if tau is None:
+        tau = inverse_dynamics(model, q, qd, _zero(model), f_ext, friction)
+    tau = vector(tau, n, "tau")
+    Fq, Fv, Minv = forward_dynamics_derivatives(model, q, qd, tau, f_ext, friction)
+    batch = Fq.shape[:-2]
+    A = output(None if out is None else out[0], batch + (2 * n, 2 * n), "out[0]")
+    B = output(None if out is None else out[1], batch + (2 * n, n), "out[1]")
+    eye = np.eye(n)
+    if dt is None:
+        A[..., :n, :n] = 0.0
+        _lie_blocks(model, qd, A)
+        A[..., :n, n:] = eye
+        A[..., n:, :n] = Fq
+        A[..., n:, n:] = Fv
+        B[..., :n, :] = 0.0
+        B[..., n:, :] = Minv
+        return A, B
+    h = float(dt)
+    if scheme == "euler":
+        A[..., :n, :n] = eye
+        A[..., :n, n:] = h * eye
+        A[..., n:, :n] = h * Fq
+        A[..., n:, n:] = eye + h * Fv
+        B[..., :n, :] = 0.0
+        B[..., n:, :] = h * Minv
+    elif scheme == "semi_implicit_euler":     # qd' = qd + h a, q' = q + h qd'
+        A[..., n:, :n] = h * Fq
+        A[..., n:, n:] = eye + h * Fv
+        A[..., :n, :n] = eye + h * A[..., n:, :n]
+        A[..., :n, n:] = h * A[..., n:, n:]
+        B[..., n:, :] = h * Minv
+        B[..., :n, :] = h * B[..., n:, :]
+    else:
+        _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, (Fq, Fv, Minv), A, B)
+    return A, B
+
+
+def _lie_blocks(model, qd, A):
+    """The top-left blocks of a free-flyer's or spherical joint (docs/theory.md (14.12)): its ``q``
+    moves as ``T' = T exp([V] dt)`` (4.9), so a perturbation ``T exp([dx])`` obeys
+    ``d/dt dx = dV - [ad_V] dx``, ``V`` its velocity block ``(omega, v)`` (``omega`` for spherical)."""
+    if model._one_dof:
+        return
+    from .spatial import ad
+
+    for j in np.flatnonzero(model.nvs > 1):
+        a, k = int(model.idx_vs[j]), int(model.nvs[j])
+        V = np.zeros(qd.shape[:-1] + (6,))
+        V[..., :k] = qd[..., a:a + k]
+        adV = np.vectorize(ad, signature="(6)->(6,6)")(V) if V.ndim > 1 else ad(V)
+        A[..., a:a + k, a:a + k] = -adV[..., :k, :k]
+
+
+def _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, first, A, B):
+    """``A = d x' / d x``, ``B = d x' / d tau`` of the RK4 step ``x' = x + h/6 (k1 + 2 k2 + 2 k3 + k4)``,
+    ``k_s = f(x_s)``, ``x_1 = x``, ``x_2 = x + h/2 k1``, ``x_3 = x + h/2 k2``, ``x_4 = x + h k3`` (docs/theory.md
+    §14.5): ``dk_s = J(x_s) dx_s`` with ``J = [[0, 1], [dqdd_dq, dqdd_dqd]]`` and ``B``-part ``M^{-1}``."""
+    n = model.n
+    batch = first[0].shape[:-2]
+    eye2 = np.eye(2 * n)
+    A[...] = eye2
+    B[...] = 0.0
+    Xx = np.broadcast_to(eye2, batch + (2 * n, 2 * n))    # d x_s / d x
+    Xu = np.zeros(batch + (2 * n, n))                      # d x_s / d tau
+    qs, vs = q, qd
+    derivs = first
+    for stage, (c, w) in enumerate(((0.5, 1.0), (0.5, 2.0), (1.0, 2.0), (None, 1.0))):
+        if stage:
+            derivs = forward_dynamics_derivatives(model, qs, vs, tau, f_ext, friction)
+        Fq, Fv, Minv = derivs
+        # k = (v, a): dk/dx = [[Xx_v], [Fq Xx_q + Fv Xx_v]], dk/dtau = [[Xu_v], [Fq Xu_q + Fv Xu_v + Minv]]
+        Kx = np.concatenate((Xx[..., n:, :], Fq @ Xx[..., :n, :] + Fv @ Xx[..., n:, :]), axis=-2)
+        Ku = np.concatenate((Xu[..., n:, :], Fq @ Xu[..., :n, :] + Fv @ Xu[..., n:, :] + Minv), axis=-2)
+        A += (h * w / 6.0) * Kx
+        B += (h * w / 6.0) * Ku
+        if c is None:
+            break
+        a = forward_dynamics(model, qs, vs, tau, f_ext, friction=friction)
+        qs, vs = q + (c * h) * vs, qd + (c * h) * a
+        Xx = eye2 + (c * h) * Kx
+        Xu = (c * h) * Ku
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,7 +21,9 @@ with ``FD`` :func:`screwdyn.forward_dynamics`. Integrators:
 ``"RK45"``, ``"DOP853"``, ``"Radau"``
     SciPy's adaptive :func:`scipy.integrate.solve_ivp` (Dormand-Prince 5(4), 8(5,3), and the
     implicit Radau IIA of order 5 for stiff problems such as large Coulomb friction), with
-    tolerances ``rtol``, ``atol``; the output is sampled every ``dt``.
+    tolerances ``rtol``, ``atol``; the output is sampled every ``dt``. Radau's Newton steps get the
+    analytic Jacobian of the vector field (:func:`screwdyn.linearize`, docs/theory.md §14.6) unless
+    ``tau`` or ``f_ext`` is a callable (whose own derivative is unknown: SciPy differences then).
 
 Torques and external wrenches may be given as
 
@@ -54,6 +56,7 @@ __all__ = ["simulate", "Trajectory", "SimulationError", "INTEGRATORS", "Progress
 #: Fixed-step integrators (this module) and adaptive ones (SciPy's solve_ivp).
 FIXED_STEP = ("euler", "semi_implicit_euler", "rk4")
 ADAPTIVE = ("RK45", "DOP853", "Radau")
+IMPLICIT = ("Radau",)   # given the analytic Jacobian of the vector field (docs/theory.md §14.6)
 INTEGRATORS = FIXED_STEP + ADAPTIVE
 _ALIASES = {"explicit_euler": "euler", "symplectic_euler": "semi_implicit_euler",
             "semi-implicit-euler": "semi_implicit_euler", "semi_implicit": "semi_implicit_euler",
@@ -348,6 +351,9 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
             drive = tk_tau
         return fd(model, q, qd, drive, f_of(tk, q, qd, k), method=method), tk_tau
 
+    def jacobian(tk, q, qd, k):   # d xdot / dx, docs/theory.md (14.12): the analytic Jacobian for Radau
+        return sd.linearize(model, q, qd, tau_of(tk, q, qd, k), f_ext=f_of(tk, q, qd, k), friction=with_friction)[0]
+
     bar = ProgressBar(f"simulating {model.name}") if progress is True else (progress or None)
     started = time.perf_counter()
     try:
@@ -355,8 +361,10 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
             Q, QD, QDD, TAU, nfev = _fixed_step(name, accel, q, qd, t, bar)
         else:
             per_step = "steps" in (tau_kind, f_kind)
+            state_free = "call" not in (tau_kind, f_kind)   # (a controller's own derivative is unknown)
             Q, QD, QDD, TAU, nfev = _adaptive(name, accel, q, qd, t, bar, per_step,
-                                              dict(rtol=rtol, atol=atol, **(ivp_options or {})))
+                                              dict(rtol=rtol, atol=atol, **(ivp_options or {})),
+                                              jacobian if name in IMPLICIT and state_free else None)
     finally:
         if isinstance(bar, ProgressBar):
             bar.close()
@@ -437,13 +445,15 @@ def _fixed_loop(name, accel, q, qd, t, bar, Q, QD, QDD, TAU, every):
     QDD[-1], TAU[-1] = accel(t[-1], q, qd, N - 1)
 
 
-def _adaptive(name, accel, q0, qd0, t, bar, per_step, options):
+def _adaptive(name, accel, q0, qd0, t, bar, per_step, options, jacobian=None):
     from scipy.integrate import solve_ivp
 
     n = len(q0)
     N = len(t)
     seg = [0]
     span = t[-1] - t[0]
+    if jacobian is not None and "jac" not in options:
+        options = dict(options, jac=lambda tk, x: jacobian(tk, x[:n], x[n:], seg[0]))
 
     def rhs(tk, x):
         a, _ = accel(tk, x[:n], x[n:], seg[0])

@@ -7,6 +7,8 @@ module             contents
 ``crba``           the mass matrix (CRBA)
 ``aba``            forward dynamics (ABA)
 ``coriolis``       the Coriolis matrix of the Christoffel symbols
+``rnea_derivatives``  the analytic derivatives of inverse dynamics, ``dtau/dq``, ``dtau/dqd``, ``M``
+``aba_derivatives``   the derivatives of forward dynamics, ``-M^-1 dtau/dq``, ``-M^-1 dtau/dqd``, ``M^-1``
 ``ltdl``           ``M = L^T D L``: forward dynamics by CRBA and the inverse mass matrix
 ``energy``         energies, centre of mass, momentum
 ``kinematics``     poses, Jacobians, ``Jdot qd``

@@ -95,25 +95,42 @@ def body_b(Y, V):
 
 
 @njit(**HELPER)
+def b_apply(B, U):
+    """``B U = (B11 U_w, U_w x f)`` for ``B = [[B11, 0], [-[f], 0]]`` held as twelve numbers
+    (``B11`` row-major, then ``f``) and a twist ``U`` (six numbers)."""
+    B00, B01, B02, B10, B11, B12, B20, B21, B22, f0, f1, f2 = B
+    Uw0, Uw1, Uw2 = U[0], U[1], U[2]
+    return (B00 * Uw0 + B01 * Uw1 + B02 * Uw2, B10 * Uw0 + B11 * Uw1 + B12 * Uw2, B20 * Uw0 + B21 * Uw1 + B22 * Uw2,
+            Uw1 * f2 - Uw2 * f1, Uw2 * f0 - Uw0 * f2, Uw0 * f1 - Uw1 * f0)
+
+
+@njit(**HELPER)
+def b_transpose_top(B, J):
+    """The top of ``B^T J = (B11^T J_w + f x J_v, 0)`` (three numbers; the bottom is zero)."""
+    B00, B01, B02, B10, B11, B12, B20, B21, B22, f0, f1, f2 = B
+    Jw0, Jw1, Jw2, Jv0, Jv1, Jv2 = J
+    return (B00 * Jw0 + B10 * Jw1 + B20 * Jw2 + (f1 * Jv2 - f2 * Jv1),
+            B01 * Jw0 + B11 * Jw1 + B21 * Jw2 + (f2 * Jv0 - f0 * Jv2),
+            B02 * Jw0 + B12 * Jw1 + B22 * Jw2 + (f0 * Jv1 - f1 * Jv0))
+
+
+@njit(**HELPER)
 def joint_columns(Y, B, Jl, dJl):
     """For joint ``l`` with composites ``Y = Yc_l`` (ten numbers) and ``B = Bc_l`` (``B11c``
     row-major, ``fc``: twelve), ``Jl = J_l`` and ``dJl = dJ_l``: ``dF_l = Yc_l dJ_l + Bc_l J_l``
     (six), ``C_ll = J_l^T dF_l``, ``a_l = Yc_l J_l`` (six) and ``g_l``, the top of
     ``Bc_l^T J_l = (g_l, 0)`` (three)."""
-    B00, B01, B02, B10, B11, B12, B20, B21, B22, f0, f1, f2 = B
     Jw0, Jw1, Jw2, Jv0, Jv1, Jv2 = Jl
     F0, F1, F2, F3, F4, F5 = inertia_apply(Y, dJl)
-    F0 += B00 * Jw0 + B01 * Jw1 + B02 * Jw2
-    F1 += B10 * Jw0 + B11 * Jw1 + B12 * Jw2
-    F2 += B20 * Jw0 + B21 * Jw1 + B22 * Jw2
-    F3 += Jw1 * f2 - Jw2 * f1
-    F4 += Jw2 * f0 - Jw0 * f2
-    F5 += Jw0 * f1 - Jw1 * f0
+    G0, G1, G2, G3, G4, G5 = b_apply(B, Jl)
+    F0 += G0
+    F1 += G1
+    F2 += G2
+    F3 += G3
+    F4 += G4
+    F5 += G5
     return ((F0, F1, F2, F3, F4, F5), Jw0 * F0 + Jw1 * F1 + Jw2 * F2 + Jv0 * F3 + Jv1 * F4 + Jv2 * F5,
-            inertia_apply(Y, Jl),
-            (B00 * Jw0 + B10 * Jw1 + B20 * Jw2 + (f1 * Jv2 - f2 * Jv1),
-             B01 * Jw0 + B11 * Jw1 + B21 * Jw2 + (f2 * Jv0 - f0 * Jv2),
-             B02 * Jw0 + B12 * Jw1 + B22 * Jw2 + (f0 * Jv1 - f1 * Jv0)))
+            inertia_apply(Y, Jl), b_transpose_top(B, Jl))
 
 
 @njit(**HELPER)

@@ -80,6 +80,62 @@ def ltdl_solve(kd, H, x):
             i = int(kd[i, PARENT])
 
 
+@njit(**HELPER)
+def branch_columns(kd, par, first, last):
+    """For each row ``k``: ``par[k]`` its parent as an integer, ``first[k]`` the root of its tree
+    (the ancestor with no parent: the smallest index among its ancestors) and ``last[k]`` the largest
+    index in its subtree. A matrix whose entry ``(k, j)`` is nonzero only for ``j`` an ancestor or
+    descendant of ``k`` (``M``, the derivatives of inverse dynamics, the identity) has row ``k``
+    inside the columns ``first[k] .. last[k]``, and ``M^{-1}`` times it row ``k`` inside
+    ``first[k] .. last[first[k]]`` (``M`` is block diagonal over the trees of a fixed base)."""
+    n = par.shape[0]
+    for k in range(n):
+        p = int(kd[k, PARENT])
+        par[k] = p
+        first[k] = k if p < 0 else first[p]
+        last[k] = k
+    for k in range(n - 1, -1, -1):
+        p = par[k]
+        if p >= 0 and last[k] > last[p]:
+            last[p] = last[k]
+
+
+@njit(**HELPER)
+def ltdl_solve_columns(par, first, last, H, X):
+    """Solve ``M Y = X`` in place for every column of ``X (n, c)`` (``X`` holds ``X``, then ``Y``)
+    with ``H`` from :func:`ltdl_factor`: :func:`ltdl_solve`'s three sweeps, each a row operation on
+    the columns where the rows can be nonzero (:func:`branch_columns`; ``X``'s own nonzeros
+    within them: row ``k`` on the branch of ``k``). The rows are sliced to those columns, so that
+    the loops run from 0 and vectorise (Talos: 13 us for three 44 x 44 solves against 21 over whole
+    rows)."""
+    n = X.shape[0]
+    for k in range(n - 1, -1, -1):                 # L^T Y = X: row k holds its subtree's rows
+        c0, c1 = first[k], last[k] + 1
+        xk = X[k, c0:c1]
+        i = par[k]
+        while i >= 0:
+            a = H[k, i]
+            xi = X[i, c0:c1]
+            for j in range(xk.shape[0]):
+                xi[j] -= a * xk[j]
+            i = par[i]
+    for k in range(n):                             # Z = D^{-1} Y
+        xk = X[k, first[k]:last[first[k]] + 1]
+        d = H[k, k]
+        for j in range(xk.shape[0]):
+            xk[j] /= d
+    for k in range(n):                             # L Y = Z
+        c0, c1 = first[k], last[first[k]] + 1
+        xk = X[k, c0:c1]
+        i = par[k]
+        while i >= 0:
+            a = H[k, i]
+            xi = X[i, c0:c1]
+            for j in range(xk.shape[0]):
+                xk[j] -= a * xi[j]
+            i = par[i]
+
+
 @njit(**KERNEL)
 def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
     """States ``k0 <= k < k1`` of ``q, qd, tau, qdd (B, n)``: ``qdd[k]`` by CRBA and ``L^T D L``

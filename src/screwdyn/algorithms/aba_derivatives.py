@@ -1,0 +1,143 @@
+"""Analytic derivatives of forward dynamics: ``dqdd/dq``, ``dqdd/dqd`` and ``dqdd/dtau = M^{-1}``
+(docs/theory.md §14.4; the result of Pinocchio's ``computeABADerivatives``).
+
+Forward dynamics inverts inverse dynamics: ``ID(q, qd, FD(q, qd, tau)) = tau`` for every state, so
+differentiating both sides (the implicit function theorem) gives, at ``qdd = FD(q, qd, tau)``::
+
+    dqdd/dq   = -M^{-1} dtau/dq          dqdd/dqd = -M^{-1} dtau/dqd          dqdd/dtau = M^{-1}
+
+For ``L`` states side by side (:mod:`.work`), then each of them (one state: ``L = 1``)::
+
+    qdd                   = ABA(q, qd, tau, F_ext)                       (:mod:`.aba`, L lanes)
+    dtau/dq, dtau/dqd, M  = the derivatives of ID at (q, qd, qdd, F_ext)   (:mod:`.rnea_derivatives`, L lanes)
+    M = L^T D L                                                          (:mod:`.ltdl`, no fill-in)
+    D[0] = -M^{-1} dtau/dq,  D[1] = -M^{-1} dtau/dqd,  D[2] = M^{-1}      (sparse solves, all columns at once,
+                                                                         each row on its branch's columns)
+
+``O(n d + n^2 d)``: the solves cost ``O(n d)`` per column. A state whose ``M`` is singular (ABA's
+``D_i <= 0`` or a pivot of ``L^T D L``) is flagged SINGULAR, as in forward dynamics.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .aba import LANES as ABA_LANES
+from .aba import aba
+from .internals import CACHED, HELPER, KERNEL, stack, window
+from .ltdl import branch_columns, ltdl_factor, ltdl_solve_columns
+from .rnea_derivatives import rnea_derivatives
+from .entry import Entry
+from .status import Status
+from .work import STACK_LIMIT, claim, is_rows, is_vector, q_size, row, units
+
+
+LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: 4 lanes here are room for them)
+
+
+@njit(**HELPER)
+def per_lane(n):
+    """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES = 4`` of its lanes per
+    lane of this kernel) or the inverse-dynamics derivatives' own, and the solves' ``H`` (counted
+    per lane: more than it takes)."""
+    return n * n + 2 * n + 8 + max(4 * (76 * n + 78), 100 * n + 200)
+
+
+@njit(**HELPER)
+def solve_state(kd, par, first, last, H, Dk):
+    """``Dk (3, n, n)`` holding ``(dtau_dq, dtau_dqd, M)``: ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd,
+    M^{-1})`` in place (``H (n, n)``: work; ``par``, ``first``, ``last`` of :func:`.ltdl.branch_columns`).
+    Returns 0, or SINGULAR for a pivot that is not positive."""
+    n = H.shape[0]
+    M = Dk[2]
+    for a in range(n):
+        for b in range(n):
+            H[a, b] = M[a, b]
+    code = ltdl_factor(kd, H)                                                                          # M = L^T D L
+    if code:
+        return code
+    for c in range(2):
+        X = Dk[c]
+        ltdl_solve_columns(par, first, last, H, X)                                                     # M^{-1} dtau
+        for a in range(n):
+            for b in range(n):
+                X[a, b] = -X[a, b]
+    for a in range(n):
+        for b in range(n):
+            M[a, b] = 0.0
+        M[a, a] = 1.0
+    ltdl_solve_columns(par, first, last, H, M)                                                         # M^{-1}
+    for a in range(n):                             # the upper triangle mirrored: exact symmetry
+        for b in range(a):
+            M[a, b] = M[b, a]
+    return 0
+
+
+@njit(**KERNEL)
+def solve_states(kd, D, status, inner, k0, k1):
+    """States ``k0 <= k < k1`` of ``D (B, 3, n, n)`` by :func:`solve_state`, those not flagged by ABA
+    (``status``); one flagged by the derivatives of inverse dynamics (``inner``: a ``qdd`` that
+    overflowed, where ``M`` is all but singular) is SINGULAR."""
+    n = kd.shape[0] - 1
+    H = stack((n, n))
+    par, first, last = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
+    branch_columns(kd, par, first, last)
+    for k in range(k0, k1):
+        if status[k]:
+            continue
+        if inner[k]:
+            status[k] = Status.SINGULAR
+            continue
+        status[k] = solve_state(kd, par, first, last, H, D[k])
+
+
+@njit(**KERNEL)
+def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
+    """One state: ABA, the derivatives of inverse dynamics and the solves. The two kernels run as a
+    batch of one lane, compiled as for their own one-state entry points (:func:`.aba.aba_one`,
+    :func:`.rnea_derivatives.rnea_derivatives_one`): one compilation serves both."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(tau, n) and D.shape[0] == 3
+            and D.shape[1] == n and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    inner = stack((1,)).view(np.int64)
+    qdd = stack((1, n))
+    fk = window(fext, 0, (1, fext.shape[0], 6))
+    Dk = window(D, 0, (1, 3, n, n))
+    aba(kd, row(q), row(qd), row(tau), fk, use_fext, qdd, status, 0, 1, 1)                           # qdd
+    if status[0] == 0:
+        rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, inner, 0, 1, 1)                   # dtau, M
+        solve_states(kd, Dk, status, inner, 0, 1)                                                      # M^{-1} ...
+    return status[0]
+
+
+@njit(cache=CACHED, parallel=True)
+def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
+    """States ``(B, n) -> D (B, 3, n, n)`` over numba's threads: each claim of states through ABA
+    (``ABA_LANES`` side by side, one where this kernel runs one) and the derivatives of inverse
+    dynamics (``lanes``), both compiled as their own batch entry points call them, then the solves
+    state by state."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B
+            and D.shape[1] == 3 and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
+            and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
+        return Status.NOT_FAST
+    if lanes * per_lane(n) > STACK_LIMIT:
+        return Status.NOT_FAST
+    qdd = np.empty((B, n))
+    inner = np.zeros(B, dtype=np.int64)
+    count, size, counter = units(B, lanes)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            if lanes == 1:
+                aba(kd, q, qd, tau, fext, use_fext, qdd, status, start, end, 1)
+            else:
+                aba(kd, q, qd, tau, fext, use_fext, qdd, status, start, end, ABA_LANES)
+            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, inner, start, end, lanes)
+            solve_states(kd, D, status, inner, start, end)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+ENTRIES = {"aba_derivatives": Entry("the derivatives of forward dynamics", aba_derivatives_one,
+                                    aba_derivatives_batch, ("q", "qd", "tau"), (3,), per_lane, LANES, fext=True)}

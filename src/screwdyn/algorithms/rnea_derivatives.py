@@ -1,0 +1,280 @@
+"""Analytic derivatives of inverse dynamics: ``dtau/dq``, ``dtau/dqd`` and ``dtau/dqdd = M``
+(docs/theory.md §14; Carpentier & Mansard, RSS 2018, the algorithm of Pinocchio's
+``computeRNEADerivatives``), in one forward and one backward pass, ``O(n d)``.
+
+Every quantity is expressed in the base frame ``{0}`` (space frame, ``(omega, v)`` order), as in
+:mod:`.coriolis`; ``x`` is the twist bracket ``[ad]`` and ``x*`` its dual (``V x* F = -[ad_V]^T F``).
+A change of ``q_k`` turns the whole subtree of joint ``k`` (all the rows of a free-flyer or
+spherical joint included) about ``J_k``: every quantity of the subtree fixed in its bodies moves as
+``X -> X + dq_k J_k x X``, the rest of the tree not at all. That and the chain rule give (§14)
+``dtau/dq_k`` and ``dtau/dqd_k`` from the columns below.
+
+Pass 1, forward, ``i = 0 .. n-1``, ``p = p(i)``, ``l`` the parent of row ``i``'s joint (``p`` but
+for the inner rows of a free-flyer or spherical joint, :mod:`.layout`; base: ``V = 0``, ``A = (0, -g)``)::
+
+    T_{0,i} = T_{0,p} T_{p,i}(q),      J_i = [Ad_{T_{0,i}}] S_i
+    V_i      = V_p + J_i qd_i                      ([Ad_{T_{0,i}}] v_J for a multi-DoF joint's rows, joints.py)
+    dJ_i     = V_i x J_i,                A_i = A_p + J_i qdd_i + dJ_i qd_i
+    Psi_i    = V_l x J_i                           dV/dq_i's own part (= dJ_i = V_i x J_i for one DoF)
+    Phi_i    = A_l x J_i + V_l x Psi_i             dA/dq_i's own part
+    U_i      = dJ_i + Psi_i                        dA/dqd_i's own part
+    Y_i      = [Ad_{T_{i,0}}]^T G_i [Ad_{T_{i,0}}],   B_i (:func:`.coriolis.body_b`)
+    F_i      = Y_i A_i - [ad_{V_i}]^T Y_i V_i - [Ad_{T_{i,0}}]^T F_ext_i          (RNEA's body wrench in {0})
+
+Pass 2, backward, ``i = n-1 .. 0``, with the subtree sums ``Yc_i``, ``Bc_i``, ``Fc_i`` (plain sums,
+all in ``{0}``)::
+
+    a_i   = Yc_i J_i                       g_i = top of 2 Bc_i^T J_i    (its bottom is zero)
+    dFq_i = Yc_i Phi_i + 2 Bc_i Psi_i + J_i x* Fc_i
+    dFv_i = Yc_i U_i + 2 Bc_i J_i
+    dtau_dq[i, i] = J_i^T dFq_i,   dtau_dqd[i, i] = J_i^T dFv_i,   M[i, i] = J_i^T a_i + armature_i
+    for each strict ancestor j of i:
+        dtau_dq[j, i]  = J_j^T dFq_i   (J_j^T (dFq_i - J_i x* Fc_i) for j a row of i's own joint)
+        dtau_dq[i, j]  = a_i^T Phi_j + g_i^T Psi_j
+        dtau_dqd[j, i] = J_j^T dFv_i,        dtau_dqd[i, j] = a_i^T U_j + g_i^T J_j
+        M[j, i] = M[i, j] = J_j^T a_i
+
+and zero for two joints on different branches. ``2 B`` is ``Ydot - Lambda(h)`` of
+:mod:`.coriolis`; with one DoF per joint ``dtau_dqd = 2 C``, ``C`` the Christoffel Coriolis matrix.
+``L`` states run side by side (:mod:`.work`); ``F_ext_i`` is in body ``i``'s frame, as in :mod:`.rnea`.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .coriolis import b_apply, b_transpose_top, body_b, twist_and_rate
+from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
+from .internals import CACHED, HELPER, KERNEL, dot6, scratch, stack, window
+from .joints import joint_poses, joint_screw, joint_velocities
+from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
+from .rnea import body_wrench
+from .spatial_kernels import ad, cross_force, pose_of, twist_to_world, world_body, wrench_to_parent
+from .entry import Entry
+from .status import Status
+from .work import (
+    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load, load_wrenches,
+    put, q_size, row, units,
+)
+
+LANES = 4   # 8 ran slower on UR5 and no faster on Talos
+
+
+@njit(**HELPER)
+def per_lane(n):
+    """Floats of work a lane takes for ``n`` bodies."""
+    return 100 * n + 200
+
+
+@njit(**HELPER)
+def dot(a, b):
+    """``a^T b`` of six numbers each."""
+    return dot6(a[0], a[1], a[2], a[3], a[4], a[5], b[0], b[1], b[2], b[3], b[4], b[5])
+
+
+@njit(**HELPER)
+def body_columns(Y, B, F, J, Psi, Phi, U):
+    """For row ``i`` with the subtree sums ``Y = Yc_i`` (ten numbers), ``B = Bc_i`` (twelve) and
+    ``F = Fc_i`` (six), and its columns ``J_i``, ``Psi_i``, ``Phi_i``, ``U_i``: ``a_i = Yc_i J_i``,
+    ``g_i`` (three), ``dFq_i - J_i x* Fc_i``, ``J_i x* Fc_i`` and ``dFv_i`` (six each)."""
+    a = inertia_apply(Y, J)
+    g0, g1, g2 = b_transpose_top(B, J)
+    y0, y1, y2, y3, y4, y5 = inertia_apply(Y, Phi)
+    b0, b1, b2, b3, b4, b5 = b_apply(B, Psi)
+    e0, e1, e2, e3, e4, e5 = inertia_apply(Y, U)
+    k0, k1, k2, k3, k4, k5 = b_apply(B, J)
+    return (a, (2.0 * g0, 2.0 * g1, 2.0 * g2),
+            (y0 + 2.0 * b0, y1 + 2.0 * b1, y2 + 2.0 * b2, y3 + 2.0 * b3, y4 + 2.0 * b4, y5 + 2.0 * b5),
+            cross_force(J, F),
+            (e0 + 2.0 * k0, e1 + 2.0 * k1, e2 + 2.0 * k2, e3 + 2.0 * k3, e4 + 2.0 * k4, e5 + 2.0 * k5))
+
+
+@njit(**HELPER)
+def ancestor_entries(a, g, dFq, dFv, Jj, Psij, Phij, Uj):
+    """The five entries of an ancestor ``j`` of ``i``: ``dtau_dq[j, i]`` (for the ``dFq`` given),
+    ``dtau_dq[i, j]``, ``dtau_dqd[j, i]``, ``dtau_dqd[i, j]`` and ``M[i, j]``."""
+    return (dot(Jj, dFq), dot(a, Phij) + (g[0] * Psij[0] + g[1] * Psij[1] + g[2] * Psij[2]),
+            dot(Jj, dFv), dot(a, Uj) + (g[0] * Jj[0] + g[1] * Jj[1] + g[2] * Jj[2]),
+            dot(Jj, a))
+
+
+@njit(**KERNEL)
+def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
+    """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)`` (and ``fext (B, n, 6)`` when ``use_fext``):
+    ``D[k] (3, n, n)`` = ``(dtau_dq, dtau_dqd, M)`` and ``status[k]``, ``lanes`` (a compile-time
+    constant) at a time."""
+    n, nq = kd.shape[0] - 1, q_size(kd)
+    L = lanes
+    Q, QD, QDD = stack((nq, L)), stack((n, L)), stack((n, L))
+    FE = stack((n, 6, L))
+    Rw = stack((n + 1, 9, L))    # R_0i row-major; row n: the base
+    pw = stack((n + 1, 3, L))
+    Vs, As = stack((n + 1, 6, L)), stack((n + 1, 6, L))   # V_i, A_i in {0}
+    J, Psi, Phi, U = stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L))
+    Yc = stack((n, 10, L))       # subtree sums in {0}
+    Bc = stack((n, 12, L))
+    Fc = stack((n, 6, L))
+    P = scratch(36, lanes)       # the parent's R, p, V, A; its joint's parent's V, A (all in {0})
+    G = scratch(28, lanes)       # the child's Yc, Bc, Fc
+    H = scratch(27, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, J_i x* Fc_i, dFv_i
+    W = scratch(12, lanes)
+    SC = scratch(2, lanes)
+    VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
+    bad = stack((L,)).view(np.int64)
+    par_of = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
+    lam = stack((n,)).view(np.int64)      # the parent of each row's joint (its first row's parent)
+    first = stack((n,)).view(np.int64)    # the first row of each row's joint
+    for i in range(n):
+        par_of[i] = int(kd[i, PARENT])
+        inner = kd[i, POSEK] == INNER
+        lam[i] = lam[par_of[i]] if inner else par_of[i]
+        first[i] = first[par_of[i]] if inner else i
+    for b in range(k0, k1, L):
+        m = min(L, k1 - b)
+        for l in range(m):
+            bad[l] = 0
+        load(q, b, m, Q, bad, Status.NONFINITE)
+        load(qd, b, m, QD, bad, Status.NONFINITE + 1)
+        load(qdd, b, m, QDD, bad, Status.NONFINITE + 2)
+        if use_fext:
+            load_wrenches(fext, b, m, FE, bad)
+        Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place
+        for l in range(m):
+            Dz = Dl[l]
+            for c in range(3):
+                for a in range(n):
+                    for e in range(n):
+                        Dz[c, a, e] = 0.0
+        g0 = (0.0, 0.0, 0.0, -kd[n, GRAVITY], -kd[n, GRAVITY + 1], -kd[n, GRAVITY + 2])
+        for l in range(m):
+            put(Rw[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
+            put(pw[n], l, (0.0, 0.0, 0.0))
+            put(Vs[n], l, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+            put(As[n], l, g0)
+
+        # Pass 1: poses, twists and accelerations, Jacobian columns, inertias, B_i and body wrenches.
+        for i in range(n):
+            par = par_of[i]
+            joint_poses(kd, i, Q, SC, W, m)
+            copy_lanes(Rw[par], P, m)
+            copy_lanes(pw[par], P[9:], m)
+            copy_lanes(Vs[par], P[12:], m)
+            copy_lanes(As[par], P[18:], m)
+            copy_lanes(Vs[lam[i]], P[24:], m)
+            copy_lanes(As[lam[i]], P[30:], m)
+            S = joint_screw(kd, i)
+            one_dof = kd[i, POSEK] == ONE_DOF
+            if not one_dof:
+                joint_velocities(kd, i, S, QD, VJ, m)
+            I = body_inertia(kd, i)
+            for l in range(m):
+                Ri, pi, Ji = world_body(get9(P, l), get3(P[9:], l), get12(W, l), S)    # T_0i, J_i = Ad_T0i S_i
+                put(Rw[i], l, Ri)
+                put(pw[i], l, pi)
+                put(J[i], l, Ji)
+                qdi, qddi = QD[i, l], QDD[i, l]
+                vJ = ((Ji[0] * qdi, Ji[1] * qdi, Ji[2] * qdi, Ji[3] * qdi, Ji[4] * qdi, Ji[5] * qdi) if one_dof
+                      else twist_to_world(pose_of(Ri, pi), get6(VJ, l)))
+                Vi, dJi = twist_and_rate(get6(P[12:], l), Ji, vJ)                        # V_i = V_p + v_J, dJ_i
+                put(Vs[i], l, Vi)
+                a0, a1, a2, a3, a4, a5 = get6(P[18:], l)                                  # A_i = A_p + J_i qdd_i
+                Ai = (a0 + Ji[0] * qddi + dJi[0] * qdi, a1 + Ji[1] * qddi + dJi[1] * qdi,  #     + dJ_i qd_i
+                      a2 + Ji[2] * qddi + dJi[2] * qdi, a3 + Ji[3] * qddi + dJi[3] * qdi,
+                      a4 + Ji[4] * qddi + dJi[4] * qdi, a5 + Ji[5] * qddi + dJi[5] * qdi)
+                put(As[i], l, Ai)
+                Vl = get6(P[24:], l)
+                Ps = ad(Vl, Ji)                                                           # Psi_i = V_l x J_i
+                put(Psi[i], l, Ps)
+                e0, e1, e2, e3, e4, e5 = ad(get6(P[30:], l), Ji)                          # Phi_i = A_l x J_i
+                f0, f1, f2, f3, f4, f5 = ad(Vl, Ps)                                       #       + V_l x Psi_i
+                put(Phi[i], l, (e0 + f0, e1 + f1, e2 + f2, e3 + f3, e4 + f4, e5 + f5))
+                put(U[i], l, (dJi[0] + Ps[0], dJi[1] + Ps[1], dJi[2] + Ps[2], dJi[3] + Ps[3], dJi[4] + Ps[4],
+                              dJi[5] + Ps[5]))                                            # U_i = dJ_i + Psi_i
+                Yi = inertia_transform(Ri, pi, I)                                         # Y_i in {0}
+                put(Yc[i], l, Yi)
+                put(Bc[i], l, body_b(Yi, Vi))
+                put(Fc[i], l, body_wrench(Yi, Vi, Ai))                                    # RNEA's body wrench, in {0}
+            if use_fext:                                                                  # F_i -= F_ext_i in {0}
+                for l in range(m):
+                    T0i = pose_of(get9(Rw[i], l), get3(pw[i], l))
+                    e0, e1, e2, e3, e4, e5 = wrench_to_parent(T0i, get6(FE[i], l))
+                    add(Fc[i], l, (-e0, -e1, -e2, -e3, -e4, -e5))
+
+        # Pass 2: subtree sums, tips to base, and the rows and columns of the three matrices.
+        for i in range(n - 1, -1, -1):
+            arm = kd[i, ARMAT]
+            copy_lanes(Yc[i], G, m)
+            copy_lanes(Bc[i], G[10:], m)
+            copy_lanes(Fc[i], G[22:], m)
+            for l in range(m):
+                Ji = get6(J[i], l)
+                a, g, dF0, turn, dFv = body_columns(get10(G, l), get12(G[10:], l), get6(G[22:], l), Ji,
+                                                     get6(Psi[i], l), get6(Phi[i], l), get6(U[i], l))
+                Dl[l, 0, i, i] = dot(Ji, dF0)                   # (J_i^T (J_i x* Fc_i) = 0)
+                Dl[l, 1, i, i] = dot(Ji, dFv)
+                Dl[l, 2, i, i] = dot(Ji, a) + arm
+                put(H, l, a)
+                put(H[6:], l, g)
+                put(H[9:], l, dF0)
+                put(H[15:], l, turn)
+                put(H[21:], l, dFv)
+            par = par_of[i]
+            j = par
+            while j >= 0:
+                own = j >= first[i]      # a row of i's own joint turns with q_i: no turn term (docs/theory.md §14.3)
+                for l in range(m):
+                    t0, t1, t2, t3, t4, t5 = get6(H[15:], l)
+                    f0, f1, f2, f3, f4, f5 = get6(H[9:], l)
+                    dFq = (f0, f1, f2, f3, f4, f5) if own else (f0 + t0, f1 + t1, f2 + t2, f3 + t3, f4 + t4, f5 + t5)
+                    qji, qij, vji, vij, mij = ancestor_entries(get6(H, l), get3(H[6:], l), dFq, get6(H[21:], l),
+                                                               get6(J[j], l), get6(Psi[j], l), get6(Phi[j], l),
+                                                               get6(U[j], l))
+                    Dl[l, 0, j, i] = qji
+                    Dl[l, 0, i, j] = qij
+                    Dl[l, 1, j, i] = vji
+                    Dl[l, 1, i, j] = vij
+                    Dl[l, 2, j, i] = mij
+                    Dl[l, 2, i, j] = mij
+                j = par_of[j]
+            if par >= 0:
+                for l in range(m):
+                    add(Yc[par], l, get10(G, l))
+                    add(Bc[par], l, get12(G[10:], l))
+                    add(Fc[par], l, get6(G[22:], l))
+        for l in range(m):              # (a flagged state's D is not meaningful: written as the others)
+            status[b + l] = bad[l]
+
+
+@njit(**KERNEL)
+def rnea_derivatives_one(kd, q, qd, qdd, fext, use_fext, D):
+    """One state: :func:`rnea_derivatives` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
+    n = kd.shape[0] - 1
+    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(qdd, n) and D.shape[0] == 3
+            and D.shape[1] == n and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
+        return Status.NOT_FAST
+    status = stack((1,)).view(np.int64)
+    rnea_derivatives(kd, row(q), row(qd), row(qdd), window(fext, 0, (1, fext.shape[0], 6)), use_fext,
+                     window(D, 0, (1, 3, n, n)), status, 0, 1, 1)
+    return status[0]
+
+
+@njit(cache=CACHED, parallel=True)
+def rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
+    """States ``(B, n) -> D (B, 3, n, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(qdd, B, n) and D.shape[0] == B
+            and D.shape[1] == 3
+            and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
+            and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
+        return Status.NOT_FAST
+    if lanes * per_lane(n) > STACK_LIMIT:
+        return Status.NOT_FAST
+    count, size, counter = units(B, lanes)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+ENTRIES = {"rnea_derivatives": Entry("the derivatives of inverse dynamics", rnea_derivatives_one,
+                                     rnea_derivatives_batch, ("q", "qd", "qdd"), (3,), per_lane, LANES, fext=True)}

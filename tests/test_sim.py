@@ -81,8 +81,10 @@ def panda():
 
 
 def test_frictionless_panda_conserves_energy_rk4_5s(panda):
-    """Passive frictionless panda, dt = 1 ms over 5 s: RK4 drift below 1e-6 of the energy."""
-    tr = simulate(panda, models.home("panda"), None, 5.0, 1e-3, integrator="rk4", friction=False)
+    """Passive frictionless panda, dt = 1 ms over 5 s, without joint limits (a conservative
+    system): RK4 drift below 1e-6 of the energy."""
+    tr = simulate(panda, models.home("panda"), None, 5.0, 1e-3, integrator="rk4", friction=False,
+                  joint_limits=False)
     E = tr.total_energy
     drift = np.abs(E - E[0]).max()
     assert drift < 1e-6 * abs(E[0])
@@ -93,7 +95,8 @@ def test_frictionless_panda_conserves_energy_rk4_5s(panda):
 
 @pytest.mark.parametrize("integrator, bound", [("DOP853", 1e-8), ("RK45", 1e-7)])
 def test_frictionless_panda_adaptive_energy(panda, integrator, bound):
-    tr = simulate(panda, models.home("panda"), None, 1.0, 1e-3, integrator=integrator, friction=False)
+    tr = simulate(panda, models.home("panda"), None, 1.0, 1e-3, integrator=integrator, friction=False,
+                  joint_limits=False)
     assert tr.energy_drift() < bound
 
 
@@ -137,7 +140,7 @@ def test_work_energy_balance_with_torques_and_friction():
     """E(T) - E(0) = integral of qd . (tau - tau_friction) dt (docs/theory.md eq. (7.11))."""
     puma = models.load("puma560").replace(friction=np.zeros(6))        # viscous only: a smooth vector field
     tau = lambda t, q, qd: np.array([30 * np.sin(3 * t), 20.0, 5 * np.cos(t), 1.0, -0.5, 0.2])  # noqa: E731
-    tr = simulate(puma, models.home("puma560"), None, 1.0, 1e-3, tau=tau)
+    tr = simulate(puma, models.home("puma560"), None, 1.0, 1e-3, tau=tau, joint_limits=False)
     power = np.einsum("ij,ij->i", tr.qd, tr.tau - puma.damping * tr.qd)
     work = np.sum(0.5 * (power[1:] + power[:-1]) * np.diff(tr.t))
     E = tr.total_energy

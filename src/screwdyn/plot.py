@@ -143,22 +143,25 @@ def plot_trajectory(traj, path=None, title=None, dpi=120, reference=None, limits
         ax.grid(True, alpha=0.3)
         qaxes = [ax]
     axes = [fig.add_subplot(right[r, 0], sharex=qaxes[0]) for r in range(3)]
+    drawn = False
     for ax, data, label, key in ((axes[0], flat(traj.qd), "joint velocity qd [rad/s, m/s]", "velocity"),
                                  (axes[1], flat(traj.tau), "applied torque tau [N m, N]", "effort")):
         for j, jn in enumerate(names):
             _curves(ax, traj.t, data[..., j], colors[j], jn)
         if lim:
-            seen = np.nanmax(np.abs(data)) if np.isfinite(data).any() else 0.0
-            for j in range(n):   # the limits within twice what the motion reached (the others squash it)
+            with np.errstate(invalid="ignore"):
+                peak = np.nanmax(np.abs(data).reshape(-1, n), axis=0) if np.isfinite(data).any() else np.zeros(n)
+            for j in range(n):   # the limits of the joints that came within half of them (the others squash it)
                 x = lim[key][j]
-                if np.isfinite(x) and x <= 2 * seen:
+                if np.isfinite(x) and peak[j] >= 0.5 * x:
+                    drawn = True
                     for sign in (1, -1):
-                        ax.axhline(sign * x, color=colors[j], ls="--", lw=0.6)
+                        ax.axhline(sign * x, color=colors[j], ls="--", lw=0.7)
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize="x-small", ncol=2 if n > 4 else 1, loc="best")
-    if lim:
-        axes[0].set_title("limits dashed", fontsize="small", loc="right")
+    if drawn:
+        axes[0].set_title("velocity and effort limits dashed", fontsize="small", loc="right")
     if not np.any(traj.tau):
         axes[1].text(0.5, 0.5, "no applied torque (passive robot)", transform=axes[1].transAxes,
                      ha="center", va="center", color="0.4")

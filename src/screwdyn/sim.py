@@ -87,7 +87,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .algorithms.rollout import (
-    COULOMB, DAMPING, EFFORT, EULER, LIM_WIDTH, LOWER, RK4, SEMI_IMPLICIT_EULER, STIFFNESS, UPPER, VISCOUS,
+    COULOMB, DAMPING, EFFORT, EULER, FIRST_Q, FIRST_V, LIM_WIDTH, LOWER, PEAK_Q, PEAK_V, QMAX, QMIN, RK4,
+    SEMI_IMPLICIT_EULER, STIFFNESS, UPPER, VISCOUS, VMAX, WATCH,
 )
 from .algorithms.status import Status
 from .dispatch import Kernel, statuses
@@ -105,7 +106,8 @@ _ALIASES = {"explicit_euler": "euler", "symplectic_euler": "semi_implicit_euler"
             "rk45": "RK45", "dop853": "DOP853", "radau": "Radau"}
 _METHOD = {"euler": EULER, "semi_implicit_euler": SEMI_IMPLICIT_EULER, "rk4": RK4}
 _ROLLOUT = Kernel("rollout", "rollout")
-_FD = {"aba": Kernel("aba", "aba"), "crba": Kernel("ltdl", "fd_crb")}
+_FD_CRB = Kernel("ltdl", "fd_crb")
+_FD_METHODS = ("aba", "crba")
 _NO_FEXT = np.zeros((1, 1, 1, 6))
 
 
@@ -188,13 +190,34 @@ def _limit_table(model, joint_limits, friction, saturate, dt):
     if friction:
         lim[:, VISCOUS], lim[:, COULOMB] = model.damping, model.friction
     lim[:, EFFORT] = model.effort_limit if saturate else np.inf
+    lim[:, QMIN], lim[:, QMAX], lim[:, VMAX] = model.q_lower, model.q_upper, model.velocity_limit
     return lim
+
+
+def _watch_start(B, n):
+    """The rollouts' record against the limits before the first sample (see the rollout kernel's ``W``)."""
+    W = np.empty((B, WATCH, n))
+    W[:, (FIRST_Q, FIRST_V)], W[:, (PEAK_Q, PEAK_V)] = -1.0, -np.inf
+    return W
+
+
+def _watch(lim, Q, V):
+    """The rollout kernel's ``W`` of recorded samples ``Q, V (B, N, n)``, for the integrators that
+    call back into Python (NaN samples of diverged rollouts left out)."""
+    with np.errstate(invalid="ignore"):
+        x = np.maximum(Q - lim[:, QMAX], lim[:, QMIN] - Q)
+        v = np.abs(V)
+        W = _watch_start(len(Q), Q.shape[2])
+        for first, peak, value, over in ((FIRST_Q, PEAK_Q, x, x > 0.0), (FIRST_V, PEAK_V, v, v > lim[:, VMAX])):
+            W[:, peak] = np.fmax(W[:, peak], np.fmax.reduce(value, axis=1))
+            W[:, first] = np.where(over.any(axis=1), over.argmax(axis=1), -1.0)
+    return W
 
 
 def _drive(lim, tau, q, qd):
     """``sat(tau) - (b qd + f_c sgn qd) + tau_lim(q, qd)`` of rows ``(B, n)``: the rollout kernel's
     ``drive`` (:mod:`screwdyn.algorithms.rollout`) in NumPy, the same operations in the same order,
-    for the integrators that call back into Python. ``tau`` is already saturated."""
+    for ``method="crba"``. ``tau`` is already saturated."""
     with np.errstate(invalid="ignore", over="ignore"):
         d = tau - (lim[:, VISCOUS] * qd + lim[:, COULOMB] * np.sign(qd))
         up, lo = q > lim[:, UPPER], q < lim[:, LOWER]
@@ -207,6 +230,43 @@ def _drive(lim, tau, q, qd):
 def _saturate(lim, tau):
     e = lim[:, EFFORT]
     return np.minimum(np.maximum(tau, -e), e)
+
+
+class _Field:
+    """The accelerations ``a = FD(q, qd, drive(q, qd, sat(tau)), F)`` of rows ``(B, n)`` for the
+    integrators that call back into Python, with ``sat(tau)`` and each row's status: the rollout
+    kernel evaluating one sample (``method="aba"``: the same compiled arithmetic as the rollouts), or
+    :func:`_drive` and the CRBA forward dynamics (``method="crba"``)."""
+
+    def __init__(self, model, lim, B, method):
+        self.model, self.lim, self.B, self.method = model, lim, B, method
+        n = model.n
+        self.t = np.zeros(1)
+        self.Q, self.V, self.A, self.TAU = (np.empty((B, 1, n)) for _ in range(4))
+        self.W = _watch_start(B, n)   # (not read: _stages and _adaptive watch what they record)
+
+    def __call__(self, q, qd, tau, F):
+        """``(a, sat(tau), status)`` at ``q, qd (B, n)`` with ``tau (B or 1, n)``, ``F (B or 1, n, 6)`` or None."""
+        model, lim, B = self.model, self.lim, self.B
+        use = F is not None
+        if self.method == "aba":
+            self.Q[:, 0], self.V[:, 0] = q, qd
+            tau3 = np.ascontiguousarray(tau[:, None])
+            f4 = np.ascontiguousarray(F[:, None]) if use else _NO_FEXT
+            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x   # noqa: E731
+            args = (lim, self.t, tau3, f4, use, RK4, 0, 0)
+            st = statuses(_ROLLOUT, model, B, args + (self.Q, self.V, self.A, self.TAU, self.W),
+                          lambda k: (lim, self.t, pick(tau3, k), pick(f4, k), use, RK4, 0, 0,
+                                     self.Q[k], self.V[k], self.A[k], self.TAU[k], self.W[k]))
+            return self.A[:, 0].copy(), self.TAU[:, 0].copy(), st
+        n = model.n
+        tp = np.broadcast_to(_saturate(lim, tau), (B, n))
+        d = _drive(lim, tp, q, qd)
+        F = np.ascontiguousarray(np.broadcast_to(F, (B, n, 6))) if use else _NO_FEXT[0]
+        a = np.empty((B, n))
+        st = statuses(_FD_CRB, model, B, (q, qd, d, F, use, a),
+                      lambda j: (q[j], qd[j], d[j], F[j] if use else F[0], use, a[j]))
+        return a, tp, st
 
 
 # ---------------------------------------------------------------------------- the trajectory
@@ -581,12 +641,15 @@ class _Report:
     def __init__(self, model, B):
         self.model, self.B = model, B
         self.effort_seen = {}
+        self.limited = bool(np.isfinite(model.effort_limit).any())
 
     def effort(self, t, tau, member=None):
         """Commanded torques ``(B or 1, n)`` at time ``t`` (or ``(Bt, T, n)`` at times ``t (T,)``);
         ``member``: the one rollout they are of."""
+        if not self.limited:
+            return
         over = np.abs(tau) - self.model.effort_limit
-        if not np.any(over > 0):
+        if not (over > 0).any():
             return
         tau = np.abs(tau).reshape(len(tau), -1, self.model.n)
         over = over.reshape(tau.shape)
@@ -601,26 +664,23 @@ class _Report:
             e["t"] = min(e["t"], first)
             e["rollouts"].update(int(b) for b in members)
 
-    def summary(self, t, Q, V, joint_limits, saturate):
+    def summary(self, t, W, joint_limits, saturate):
         """``{"position": .., "velocity": .., "effort": ..}``, each ``{joint: {"max", "limit", "t",
-        "rollouts"}}`` for the joints that went beyond their limits (position: by how much)."""
+        "rollouts"}}`` for the joints that went beyond their limits (position: by how much), from the
+        rollouts' record ``W`` (the rollout kernel's)."""
         m = self.model
         names = m.joint_names
         out = {"position": {}, "velocity": {}, "effort": {}}
-        with np.errstate(invalid="ignore"):
-            beyond = np.maximum(Q - m.q_upper, m.q_lower - Q)                     # (B, N, n)
-            speed = np.abs(V) - m.velocity_limit
         slides = m.joint_type == 1
-        for kind, excess, size, limit, unit in (("position", beyond, beyond, None, ("rad", "m")),
-                                                ("velocity", speed, np.abs(V), m.velocity_limit, ("rad/s", "m/s"))):
-            hit = excess > 0
-            for j in np.flatnonzero(np.any(hit, axis=(0, 1))):
-                h = hit[:, :, j]
+        for kind, first, peak, limit, unit in (("position", FIRST_Q, PEAK_Q, None, ("rad", "m")),
+                                               ("velocity", FIRST_V, PEAK_V, m.velocity_limit, ("rad/s", "m/s"))):
+            hit = W[:, first] >= 0                                                          # (B, n)
+            for j in np.flatnonzero(hit.any(axis=0)):
+                members = np.flatnonzero(hit[:, j])
                 out[kind][names[j]] = {
-                    "max": float(np.nanmax(np.where(h, size[:, :, j], -np.inf))),
-                    "limit": None if limit is None else float(limit[j]),
-                    "t": float(t[np.flatnonzero(h.any(axis=0))[0]]),
-                    "rollouts": np.flatnonzero(h.any(axis=1)).tolist(), "unit": unit[int(slides[j])]}
+                    "max": float(W[members, peak, j].max()), "limit": None if limit is None else float(limit[j]),
+                    "t": float(t[int(W[members, first, j].min())]), "rollouts": members.tolist(),
+                    "unit": unit[int(slides[j])]}
         for j, e in sorted(self.effort_seen.items()):
             out["effort"][names[j]] = {"max": e["max"], "limit": float(m.effort_limit[j]), "t": e["t"],
                                        "rollouts": sorted(e["rollouts"]), "saturated": bool(saturate),
@@ -705,8 +765,8 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     n = model.n
     nq, nv = getattr(model, "nq", n), getattr(model, "nv", n)
     name = _integrator_name(integrator)
-    if method not in _FD:
-        raise InputError(f"method must be one of {tuple(_FD)}, got {method!r}")
+    if method not in _FD_METHODS:
+        raise InputError(f"method must be one of {_FD_METHODS}, got {method!r}")
     q, qd, batch = _states(q0, qd0, nq, nv)
     B = len(q)
     t = _time_grid(duration, dt)
@@ -722,20 +782,23 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
 
     Q, V, A, TAU = (np.empty((B, N, d)) for d in (nq, nv, nv, nv))
     Q[:, 0], V[:, 0] = q, qd
+    W = _watch_start(B, nv)
     dead = np.zeros(B, dtype=np.int64)
     bar = ProgressBar(f"simulating {model.name}") if progress is True else (progress or None)
     started = time.perf_counter()
     try:
         calls = "call" in (tau_src[0], f_src[0])
         if name in FIXED_STEP and method == "aba" and (not calls or hold):
-            _compiled(name, model, lim, t, inputs, Q, V, A, TAU, dead, bar)
+            _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
         elif name in FIXED_STEP:
             with np.errstate(over="ignore", invalid="ignore"):   # divergence is detected and reported
-                _stages(name, model, lim, t, inputs, _FD[method], Q, V, A, TAU, dead, bar)
+                _stages(name, model, t, inputs, _Field(model, lim, B, method), Q, V, A, TAU, dead, bar)
+            W = _watch(lim, Q, V)
         else:
             per_step = hold and calls or any(s[0] == "array" and s[1].shape[1] > 1 for s in (tau_src, f_src))
-            nfev = _adaptive(name, model, lim, t, inputs, method, Q, V, A, TAU, dead, bar, per_step,
+            nfev = _adaptive(name, t, inputs, _Field(model, lim, 1, method), Q, V, A, TAU, dead, bar, per_step,
                              dict(rtol=rtol, atol=atol, **(ivp_options or {})), single=not batch)
+            W = _watch(lim, Q, V)
     finally:
         if isinstance(bar, ProgressBar):
             bar.close()
@@ -745,7 +808,7 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     info = {"nfev": nfev, "wall_time": elapsed, "friction": bool(friction), "joint_limits": joint_limits,
             "saturate": bool(saturate), "hold": bool(hold)}
     _check_dead(dead, Q, t, batch, name, info)
-    info["limits"] = report.summary(t, Q, V, joint_limits is not False, saturate)
+    info["limits"] = report.summary(t, W, joint_limits is not False, saturate)
     _warn_limits(model, info["limits"], batch)
     shape = batch + (N,)
     limits = {"q_lower": model.q_lower, "q_upper": model.q_upper, "velocity": model.velocity_limit,
@@ -763,9 +826,7 @@ def _check_dead(dead, Q, t, batch, name, info):
         return
     singular = np.flatnonzero(dead == Status.SINGULAR)
     if len(singular):
-        where = f" (rollout {tuple(int(i) for i in np.unravel_index(singular[0], batch))})" if batch else ""
-        raise ModelError(f"the mass matrix is singular{where}: a joint moves neither mass nor rotational "
-                         "inertia (give its subtree inertia or the joint an armature)")
+        raise _singular(f" (rollout {tuple(int(i) for i in np.unravel_index(singular[0], batch))})" if batch else "")
     bad = np.flatnonzero(dead)
     when = [float(t[np.argmax(~np.isfinite(Q[b]).all(axis=1))]) for b in bad]
     hint = " (try a smaller dt, or integrator='rk4' or 'Radau')" if name in FIXED_STEP else ""
@@ -781,6 +842,11 @@ def _check_dead(dead, Q, t, batch, name, info):
         stacklevel=3)
 
 
+def _singular(where):
+    return ModelError(f"the mass matrix is singular{where}: a joint moves neither mass nor rotational "
+                      "inertia (give its subtree inertia or the joint an armature)")
+
+
 def _warn_limits(model, report, batch):
     kinds = ("velocity", "effort") + (() if report["joint_limits"] else ("position",))
     lines = _report_lines({k: report[k] for k in kinds}, batch)
@@ -793,7 +859,7 @@ def _warn_limits(model, report, batch):
 
 
 # ---------------------------------------------------------------------------- the integrators
-def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, dead, bar):
+def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar):
     """The fixed-step integrators in the compiled rollout kernel: one call for the whole run (in
     chunks for a progress bar), or one per step when a callable is held over each step."""
     B, N = len(Q), len(t)
@@ -803,8 +869,9 @@ def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, dead, bar):
         use = fext is not None
         fext = _NO_FEXT if fext is None else fext
         pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x   # noqa: E731
-        st = statuses(_ROLLOUT, model, B, (lim, t, tau, fext, use, code, s0, s1, Q, V, A, TAU),
-                      lambda k: (lim, t, pick(tau, k), pick(fext, k), use, code, s0, s1, Q[k], V[k], A[k], TAU[k]),
+        st = statuses(_ROLLOUT, model, B, (lim, t, tau, fext, use, code, s0, s1, Q, V, A, TAU, W),
+                      lambda k: (lim, t, pick(tau, k), pick(fext, k), use, code, s0, s1, Q[k], V[k], A[k], TAU[k],
+                                 W[k]),
                       status=dead.copy())
         np.copyto(dead, st, where=dead == 0)
 
@@ -829,31 +896,24 @@ def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, dead, bar):
             bar(k / (N - 1))
 
 
-def _stages(name, model, lim, t, inputs, kernel, Q, V, A, TAU, dead, bar):
-    """The fixed-step integrators in Python, a stage at a time, each a batch call of forward
-    dynamics: for a callable evaluated at every stage, and for ``method="crba"``. The same
+def _stages(name, model, t, inputs, field, Q, V, A, TAU, dead, bar):
+    """The fixed-step integrators in Python, a stage at a time, each evaluating the whole batch
+    (:class:`_Field`): for a callable evaluated at every stage, and for ``method="crba"``. The same
     operations in the same order as the compiled rollouts (:mod:`screwdyn.algorithms.rollout`)."""
-    B, N, n = len(Q), len(t), V.shape[2]
+    N = len(t)
     q, qd = Q[:, 0].copy(), V[:, 0].copy()
     every = max(1, (N - 1) // 200)
 
     def accel(tk, q, qd, k):
-        tp = np.broadcast_to(_saturate(lim, inputs.torque(tk, q, qd, k)), (B, n))
-        d = _drive(lim, tp, q, qd)
-        F = inputs.wrenches(tk, q, qd, k)
-        use = F is not None
-        F = np.ascontiguousarray(np.broadcast_to(F, (B, n, 6))) if use else _NO_FEXT[0]
-        a = np.empty((B, n))
-        st = statuses(kernel, model, B, (q, qd, d, F, use, a),
-                      lambda j: (q[j], qd[j], d[j], F[j] if use else F[0], use, a[j]))
-        np.copyto(dead, np.where(st == Status.SINGULAR, st, Status.NONFINITE), where=(dead == 0) & (st != 0))
+        a, tp, st = field(q, qd, inputs.torque(tk, q, qd, k), inputs.wrenches(tk, q, qd, k))
+        if st.any():
+            np.copyto(dead, np.where(st == Status.SINGULAR, st, Status.NONFINITE), where=(dead == 0) & (st != 0))
         return a, tp
 
-    def record(k, q, qd, a=None, tp=None):
-        alive = (dead == 0)[:, None]
-        Q[:, k], V[:, k] = np.where(alive, q, np.nan), np.where(alive, qd, np.nan)
-        if a is not None:
-            A[:, k], TAU[:, k] = np.where(alive, a, np.nan), np.where(alive, tp, np.nan)
+    def record(k, q, qd, a, tp):
+        Q[:, k], V[:, k], A[:, k], TAU[:, k] = q, qd, a, tp
+        if dead.any():
+            Q[dead != 0, k], V[dead != 0, k], A[dead != 0, k], TAU[dead != 0, k] = np.nan, np.nan, np.nan, np.nan
 
     for k in range(N - 1):
         tk, h = t[k], t[k + 1] - t[k]
@@ -875,27 +935,31 @@ def _stages(name, model, lim, t, inputs, kernel, Q, V, A, TAU, dead, bar):
             q = _integrate(model, q, qd + 2.0 * v2 + 2.0 * v3 + v4, h / 6.0)
             qd = qd + (h / 6.0) * (a + 2.0 * a2 + 2.0 * a3 + a4)
         gone = ~np.isfinite(np.sum(q * q + qd * qd, axis=1))   # NaN, inf, or beyond 1e308: diverged
-        dead[gone & (dead == 0)] = Status.NONFINITE
-        q[dead != 0], qd[dead != 0] = np.nan, np.nan
+        if gone.any() or dead.any():
+            dead[gone & (dead == 0)] = Status.NONFINITE
+            q[dead != 0], qd[dead != 0] = np.nan, np.nan
         if bar is not None and k % every == 0:
             bar((k + 1) / (N - 1))
     a, tp = accel(t[-1], q, qd, N - 1)
     record(N - 1, q, qd, a, tp)
 
 
-def _adaptive(name, model, lim, t, inputs, method, Q, V, A, TAU, dead, bar, per_step, options, single):
+def _adaptive(name, t, inputs, field, Q, V, A, TAU, dead, bar, per_step, options, single):
     """SciPy's adaptive solvers, one rollout after another (a callable gets one rollout's state,
     ``q (nq,)``)."""
     from scipy.integrate import solve_ivp
 
-    B, N, n = len(Q), len(t), V.shape[2]
-    fd = _sd().forward_dynamics
+    B, N = len(Q), len(t)
     nfev = 0
     for b in range(B):
         def accel(tk, q, qd, k, b=b):
-            tp = _saturate(lim, np.reshape(inputs.torque(tk, q[None], qd[None], k, b), (n,)))
-            F = inputs.wrenches(tk, q[None], qd[None], k, b)
-            return fd(model, q, qd, _drive(lim, tp, q, qd), None if F is None else F[0], method=method), tp
+            q, qd = q[None], qd[None]
+            a, tp, st = field(q, qd, inputs.torque(tk, q, qd, k, b), inputs.wrenches(tk, q, qd, k, b))
+            if st[0] == Status.SINGULAR:
+                raise _singular(f" (rollout {b})" if not single else "")
+            if st[0]:
+                raise SimulationError(f"the simulation diverged at t = {tk:.6g} s with integrator {name!r}")
+            return a[0], tp[0]
 
         try:
             X, count = _solve(solve_ivp, name, accel, Q[b, 0], V[b, 0], t, bar, b, B, per_step, options)
@@ -906,6 +970,7 @@ def _adaptive(name, model, lim, t, inputs, method, Q, V, A, TAU, dead, bar, per_
             Q[b, 1:], V[b, 1:], A[b], TAU[b] = np.nan, np.nan, np.nan, np.nan
             continue
         nfev += count + N
+        n = Q.shape[2]
         Q[b], V[b] = X[:, :n], X[:, n:]
         for k in range(N):
             A[b, k], TAU[b, k] = accel(t[k], Q[b, k], V[b, k], k)
@@ -926,27 +991,22 @@ def _solve(solve_ivp, name, accel, q0, qd0, t, bar, b, B, per_step, options):
 
     x0 = np.concatenate((q0, qd0))
     nfev = 0
-    try:
-        if per_step:   # zero-order hold: integrate step by step so that no step straddles a jump
-            X = np.empty((N, 2 * n))
-            X[0] = x0
-            for k in range(N - 1):
-                seg[0] = k
-                sol = solve_ivp(rhs, (t[k], t[k + 1]), X[k], method=name, **options)
-                if sol.status != 0:
-                    raise SimulationError(f"{name} failed at t = {sol.t[-1]:.6g} s: {sol.message}")
-                X[k + 1] = sol.y[:, -1]
-                nfev += sol.nfev
-        else:
-            sol = solve_ivp(rhs, (t[0], t[-1]), x0, method=name, t_eval=t, **options)
+    if per_step:   # zero-order hold: integrate step by step so that no step straddles a jump
+        X = np.empty((N, 2 * n))
+        X[0] = x0
+        for k in range(N - 1):
+            seg[0] = k
+            sol = solve_ivp(rhs, (t[k], t[k + 1]), X[k], method=name, **options)
             if sol.status != 0:
                 raise SimulationError(f"{name} failed at t = {sol.t[-1]:.6g} s: {sol.message}")
-            X = sol.y.T
-            nfev = sol.nfev
-    except InputError as e:
-        if "NaN or inf" not in str(e):
-            raise
-        raise SimulationError(f"the simulation diverged with integrator {name!r}: {e}") from None
+            X[k + 1] = sol.y[:, -1]
+            nfev += sol.nfev
+    else:
+        sol = solve_ivp(rhs, (t[0], t[-1]), x0, method=name, t_eval=t, **options)
+        if sol.status != 0:
+            raise SimulationError(f"{name} failed at t = {sol.t[-1]:.6g} s: {sol.message}")
+        X = sol.y.T
+        nfev = sol.nfev
     if not np.all(np.isfinite(X)):
         k = int(np.argmax(~np.all(np.isfinite(X), axis=1)))
         raise SimulationError(f"the simulation diverged at t = {t[k]:.6g} s with integrator {name!r}")

@@ -35,6 +35,10 @@ Arrays (``B`` rollouts, ``N`` samples at times ``t``, ``n`` joints; ``nq == nv =
     fext  (Bf, Tf, n, 6)     wrenches (n, f) on each body in its frame, indexed as tau
     Q, V, A, TAU (B, N, n)   q, v, a and sat(tau) at the samples: rows s0 .. s1 written, the
                              state at s0 read (the initial state, or where the last call stopped)
+    W     (B, WATCH, n)      what the samples did against the limits ``q_min <= q <= q_max``,
+                             ``|v| <= v_max`` (enforced or not): FIRST_Q the first sample beyond
+                             them (-1: none), PEAK_Q the largest max(q - q_max, q_min - q), FIRST_V,
+                             PEAK_V the same for |v|; read and updated (start: -1, -inf)
 
 A call integrates the samples ``s0 .. s1`` (``s1 == s0``: none) and, when ``s1 == N - 1``,
 evaluates ``a`` and ``sat(tau)`` at the last sample too.
@@ -57,7 +61,11 @@ LANES = 16
 # Columns of ``lim``: the joint's range, the stiffness and damping of its limit, its viscous and Coulomb
 # friction, its effort limit (inf: the torque is applied as given).
 LOWER, UPPER, STIFFNESS, DAMPING, VISCOUS, COULOMB, EFFORT = 0, 1, 2, 3, 4, 5, 6
-LIM_WIDTH = 7
+QMIN, QMAX, VMAX = 7, 8, 9    # the limits watched (the model's, enforced or not)
+LIM_WIDTH = 10
+
+FIRST_Q, PEAK_Q, FIRST_V, PEAK_V = 0, 1, 2, 3   # rows of W
+WATCH = 4
 
 EULER, SEMI_IMPLICIT_EULER, RK4 = 0, 1, 2
 
@@ -109,6 +117,24 @@ def inputs(lim, tau, fext, use_fext, b, k, TP, FE, m):
 
 
 @njit(**HELPER)
+def watch(lim, W, b, k, Qc, Vc, dead, m):
+    """Sample ``k`` of the lanes ``l < m`` against the watched limits, into ``W[b + l]``."""
+    for l in range(m):
+        if dead[l] == 0:
+            for i in range(Qc.shape[1]):
+                q, v = Qc[l, i], abs(Vc[l, i])
+                x = max(q - lim[i, QMAX], lim[i, QMIN] - q)
+                if x > W[b + l, PEAK_Q, i]:
+                    W[b + l, PEAK_Q, i] = x
+                if x > 0.0 and W[b + l, FIRST_Q, i] < 0.0:
+                    W[b + l, FIRST_Q, i] = k
+                if v > W[b + l, PEAK_V, i]:
+                    W[b + l, PEAK_V, i] = v
+                if v > lim[i, VMAX] and W[b + l, FIRST_V, i] < 0.0:
+                    W[b + l, FIRST_V, i] = k
+
+
+@njit(**HELPER)
 def record(X, b, k, Xl, dead, m):
     """``X[b + l, k] = Xl[l]`` for the lanes ``l < m`` (NaN for a dead lane)."""
     for l in range(m):
@@ -157,7 +183,7 @@ def advance(kd, method, s, h, Qc, Vc, Qs, Vs, Acc, Wv, Wa, m):
 
 
 @njit(**KERNEL)
-def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, status, k0, k1, lanes):
+def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, status, k0, k1, lanes):
     """Rollouts ``k0 <= b < k1`` from sample ``s0`` to ``s1`` (see the module docstring), ``lanes``
     (a compile-time constant) at a time; ``status[b]`` set when a rollout dies (and kept)."""
     n = kd.shape[0] - 1
@@ -203,6 +229,7 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, statu
                     if st[l] != 0 and dead[l] == 0:
                         dead[l] = Status.SINGULAR if st[l] == Status.SINGULAR else Status.NONFINITE
                 if s == 0:
+                    watch(lim, W, b, k, Qc, Vc, dead, m)
                     record(Q, b, k, Qc, dead, m)
                     record(V, b, k, Vc, dead, m)
                     record(A, b, k, Acc, dead, m)
@@ -227,7 +254,7 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, statu
 
 
 @njit(**HELPER)
-def _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, B):
+def _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, W, B):
     n, N = kd.shape[0] - 1, t.shape[0]
     ok = (lim.shape[0] == n and lim.shape[1] == LIM_WIDTH and 0 <= s0 and s0 <= s1 and s1 < N
           and (tau.shape[0] == 1 or tau.shape[0] == B) and tau.shape[1] >= 1 and tau.shape[2] == n
@@ -235,30 +262,31 @@ def _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, B):
                                 and fext.shape[2] == n and fext.shape[3] == 6)))
     for X in (Q, V, A, TAU):
         ok = ok and X.shape[0] == B and X.shape[1] == N and X.shape[2] == n
-    return ok
+    return ok and W.shape[0] == B and W.shape[1] == WATCH and W.shape[2] == n
 
 
 @njit(**KERNEL)
-def rollout_one(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU):
+def rollout_one(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W):
     """One rollout, ``Q, V, A, TAU (N, n)``: :func:`rollout` on it as a batch of one; returns its status
     (the state at ``s0`` and ``status`` NONFINITE when it had died in an earlier call)."""
     N, n = t.shape[0], kd.shape[0] - 1
     Q3, V3 = window(Q, 0, (1, N, n)), window(V, 0, (1, N, n))
     A3, T3 = window(A, 0, (1, N, n)), window(TAU, 0, (1, N, n))
-    if not _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q3, V3, A3, T3, 1):
+    W3 = window(W, 0, (1, WATCH, n))
+    if not _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q3, V3, A3, T3, W3, 1):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     status[0] = 0
-    rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q3, V3, A3, T3, status, 0, 1, 1)
+    rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q3, V3, A3, T3, W3, status, 0, 1, 1)
     return status[0]
 
 
 @njit(cache=CACHED, parallel=True)
-def rollout_batch(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, status, lanes):
+def rollout_batch(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, status, lanes):
     """Rollouts ``(B, N, n)`` over numba's threads, as :func:`.aba.aba_batch`; ``status`` is read
     (a rollout already dead stays dead) and written."""
     B, n = Q.shape[0], kd.shape[0] - 1
-    if not (_shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, B) and status.shape[0] == B):
+    if not (_shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, W, B) and status.shape[0] == B):
         return Status.NOT_FAST
     if lanes * per_lane(n) > STACK_LIMIT:
         return Status.NOT_FAST
@@ -266,10 +294,10 @@ def rollout_batch(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU,
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, status, start, end, lanes)
+            rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, status, start, end, lanes)
             start, end = claim(counter, u, B, size)
     return 0
 
 
-ENTRIES = {"rollout": Entry("rollouts", rollout_one, rollout_batch, (), (2, 2, 2, 2), per_lane, LANES,
+ENTRIES = {"rollout": Entry("rollouts", rollout_one, rollout_batch, (), (2, 2, 2, 2, 2), per_lane, LANES,
                             params=(array(2), array(1), array(3), array(4), BOOL, I64, I64, I64))}

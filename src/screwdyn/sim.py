@@ -3,7 +3,7 @@ in time, one rollout or a batch of them.
 
 The state is ``x = (q, qd)`` and the vector field is (docs/theory.md §13, eq. (13.1))::
 
-    xdot = (qd, FD(q, qd, tau(t, q, qd) - tau_f(qd) + tau_lim(q, qd), F_ext(t, q, qd)))
+    xdot = (qd, FD(q, qd, sat(tau(t, q, qd)) - tau_f(qd) + tau_lim, F_ext(t, q, qd)))
 
 with ``FD`` :func:`screwdyn.forward_dynamics`. Integrators:
 
@@ -52,29 +52,22 @@ Joint friction (``friction=True``, the default) is the model's ``damping qd + fr
 (:func:`screwdyn.friction_torques`). The Coulomb term jumps at ``qd = 0``: a robot at rest
 chatters at the integrator's precision instead of sticking; "Radau" handles the stiffness best.
 
-**Joint limits** (``joint_limits=True``, the default; docs/theory.md eq. (13.7)): beyond its range
-``[q_lower, q_upper]`` a joint meets a unilateral spring-damper::
+**Joint limits** (``joint_limits=True``, the default; docs/theory.md eq. (13.7)): a joint beyond its
+range ``[q_lower, q_upper]`` by ``x = q - q_lim`` is given the acceleration of a critically damped
+spring, as MuJoCo's soft constraints (``solref = (timeconst, dampratio)``, impedance 1)::
 
-    tau_lim = min(0, -k (q - q_upper) - c qd)   where q > q_upper
-              max(0,  k (q_lower - q) - c qd)   where q < q_lower,   0 between
+    qdd_i = -k x - c qd_i,    k = 1 / (tc zeta)^2,  c = 2 / tc,  tc = max(timeconst, 2 dt)
 
-It pushes the joint back and never pulls it into the limit. As MuJoCo's soft constraints
-(``solref = (timeconst, dampratio)``), its constants are set per unit of the joint's inertia
-``m_i = M_ii`` (the mass matrix at the middle of the joint ranges, computed once)::
-
-    k_i = m_i / (tc^2 zeta^2),   c_i = 2 m_i / tc,   tc = max(timeconst, 2 dt)
-
-a critically damped contact (``zeta = 1``) with time constant ``tc`` (:class:`JointLimits`; defaults
-``timeconst = 0.005 s``, ``dampratio = 1``): a joint that meets its limit at speed ``v`` stops within
-about ``v tc / e`` of it (0.02 rad at 10 rad/s), and a joint held against its limit by a torque
-``tau`` rests ``tau / k_i`` beyond it. The constants are fixed while the inertia a joint moves with
-changes with the configuration (the effective inertia ``1 / (M^-1)_ii`` can be tens of times below
-``M_ii``): on such arms a step much above 1 ms can make a contact unstable (the rollout is reported
-as diverged); raise ``timeconst`` or shorten ``dt``. ``JointLimits(stiffness=..., damping=...)``
-gives ``k`` and ``c`` directly; ``joint_limits=False`` switches the limits off. Velocity and effort
-limits are not enforced: a rollout that exceeds them is reported (:class:`LimitWarning`, naming joints, times and rollouts;
-``Trajectory.info["limits"]``); ``saturate=True`` clips the applied torque to the effort limit,
-``|tau_i| <= model.effort_limit[i]``.
+by a limit torque that pushes it back and never pulls it in (the torques of several joints beyond
+their limits solved together by projected Gauss-Seidel on their block of ``M^-1``, whose columns
+are ABA calls at the state). The depth then obeys ``x'' + (2 / tc) x' + x / tc^2 = 0`` whatever the
+robot's inertia: a joint that meets its limit at speed ``v`` goes at most ``v tc / e`` beyond it
+(0.007 rad at 10 rad/s) and returns to it. Defaults (:class:`JointLimits`): ``timeconst = 0.002 s``
+(the stiffest the clamp allows at ``dt = 1 ms``; MuJoCo's default is 0.02 s), ``dampratio = 1``; ``JointLimits(stiffness=k, damping=c)`` sets ``k`` [1/s^2] and ``c`` [1/s] directly;
+``joint_limits=False`` switches the limits off. A joint beyond a limit costs one more ABA call per
+evaluation (two for the first). Velocity and effort limits are not enforced: a rollout that exceeds
+them is reported (:class:`LimitWarning`, naming joints, times and rollouts; ``Trajectory.info["limits"]``);
+``saturate=True`` clips the applied torque to the effort limit, ``|tau_i| <= model.effort_limit[i]``.
 """
 from __future__ import annotations
 
@@ -88,7 +81,7 @@ import numpy as np
 
 from .algorithms.rollout import (
     COULOMB, DAMPING, EFFORT, EULER, FIRST_Q, FIRST_V, LIM_WIDTH, LOWER, PEAK_Q, PEAK_V, QMAX, QMIN, RK4,
-    SEMI_IMPLICIT_EULER, STIFFNESS, UPPER, VISCOUS, VMAX, WATCH,
+    SEMI_IMPLICIT_EULER, STIFFNESS, SWEEPS, UPPER, VISCOUS, VMAX, WATCH,
 )
 from .algorithms.status import Status
 from .dispatch import Kernel, statuses
@@ -140,12 +133,12 @@ def _integrate(model, q, v, dt):
 class JointLimits:
     """The joint-limit model of :func:`simulate` (see the module docstring; docs/theory.md (13.7)).
 
-    ``timeconst`` [s] and ``dampratio`` set ``k_i = m_i / (tc^2 dampratio^2)`` and ``c_i = 2 m_i / tc``
-    with ``tc = max(timeconst, 2 dt)`` (as MuJoCo's ``solref``, clamped as MuJoCo clamps it) and
-    ``m_i`` the diagonal of ``M`` at the middle of the joint ranges (0 for an unlimited joint). ``stiffness`` and ``damping`` (``(n,)`` or scalars, [N m/rad, N m s/rad] or [N/m, N s/m]),
-    when given, are used instead.
+    A joint ``x = q - q_lim`` beyond its limit is given the acceleration ``-k x - c qd``:
+    ``timeconst`` [s] and ``dampratio`` set ``k = 1 / (tc dampratio)^2`` [1/s^2] and ``c = 2 / tc``
+    [1/s] with ``tc = max(timeconst, 2 dt)`` (MuJoCo's ``solref`` and its clamp). ``stiffness`` and
+    ``damping`` (``(n,)`` or scalars, [1/s^2] and [1/s]), when given, are used instead.
     """
-    timeconst: float = 0.005
+    timeconst: float = 0.002
     dampratio: float = 1.0
     stiffness: object = None
     damping: object = None
@@ -158,14 +151,8 @@ class JointLimits:
             if not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v) or v <= 0:
                 raise InputError(f"JointLimits.{name} must be a positive number, got {v!r}")
         tc = max(float(self.timeconst), 2.0 * float(dt))
-        if self.stiffness is None or self.damping is None:
-            lo, hi = model.q_lower, model.q_upper
-            both = np.isfinite(lo) & np.isfinite(hi)
-            middle = np.where(both, 0.5 * (np.where(both, lo, 0.0) + np.where(both, hi, 0.0)),
-                              np.where(np.isfinite(lo), lo, np.where(np.isfinite(hi), hi, 0.0)))
-            m = np.diag(_sd().mass_matrix(model, middle)).copy()
-        k = m / (tc * self.dampratio) ** 2 if self.stiffness is None else self.stiffness
-        c = 2.0 * m / tc if self.damping is None else self.damping
+        k = 1.0 / (tc * self.dampratio) ** 2 if self.stiffness is None else self.stiffness
+        c = 2.0 / tc if self.damping is None else self.damping
         out = []
         for name, x in (("stiffness", k), ("damping", c)):
             x = np.array(np.broadcast_to(np.asarray(x, dtype=float), (n,)) if np.ndim(x) == 0 else x, dtype=float)
@@ -214,17 +201,39 @@ def _watch(lim, Q, V):
     return W
 
 
-def _drive(lim, tau, q, qd):
-    """``sat(tau) - (b qd + f_c sgn qd) + tau_lim(q, qd)`` of rows ``(B, n)``: the rollout kernel's
-    ``drive`` (:mod:`screwdyn.algorithms.rollout`) in NumPy, the same operations in the same order,
-    for ``method="crba"``. ``tau`` is already saturated."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        d = tau - (lim[:, VISCOUS] * qd + lim[:, COULOMB] * np.sign(qd))
-        up, lo = q > lim[:, UPPER], q < lim[:, LOWER]
-        limit = np.where(up, np.minimum(0.0, -lim[:, STIFFNESS] * (q - lim[:, UPPER]) - lim[:, DAMPING] * qd),
-                         np.where(lo, np.maximum(0.0, lim[:, STIFFNESS] * (lim[:, LOWER] - q) - lim[:, DAMPING] * qd),
-                                  0.0))
-    return d + limit
+def _drive(lim, tau, qd):
+    """``sat(tau) - (b qd + f_c sgn qd)`` of rows ``(B, n)`` (``tau`` already saturated): the rollout
+    kernel's ``drive`` (:mod:`screwdyn.algorithms.rollout`) in NumPy, for ``method="crba"``."""
+    return tau - (lim[:, VISCOUS] * qd + lim[:, COULOMB] * np.sign(qd))
+
+
+def _limits(fd, lim, q, qd, a):
+    """The joint limits added to the accelerations ``a`` at rows ``q, qd (B, n)``: the rollout kernel's
+    ``limits`` in NumPy, for ``method="crba"`` (``fd(q, qd, tau)``: its forward dynamics)."""
+    with np.errstate(invalid="ignore"):
+        side = np.where(q > lim[:, UPPER], 1.0, np.where(q < lim[:, LOWER], -1.0, 0.0))
+    joints = np.flatnonzero(side.any(axis=0))
+    if not len(joints):
+        return a
+    zero = np.zeros_like(q)
+    gravity = fd(q, zero, zero)
+    columns = {}
+    for i in joints:
+        e = zero.copy()
+        e[:, i] = 1.0
+        columns[i] = fd(q, zero, e) - gravity
+    F = np.zeros_like(q)
+    for _ in range(SWEEPS):
+        for i in joints:
+            on = side[:, i] != 0.0
+            x = q[:, i] - np.where(side[:, i] > 0.0, lim[i, UPPER], lim[i, LOWER])
+            reference = -lim[i, STIFFNESS] * x - lim[i, DAMPING] * qd[:, i]
+            f = F[:, i] + (reference - a[:, i]) / columns[i][:, i]
+            f = np.where(side[:, i] > 0.0, np.minimum(f, 0.0), np.maximum(f, 0.0))
+            df = np.where(on, f - F[:, i], 0.0)
+            F[:, i] += df
+            a = a + columns[i] * df[:, None]
+    return a
 
 
 def _saturate(lim, tau):
@@ -261,11 +270,16 @@ class _Field:
             return self.A[:, 0].copy(), self.TAU[:, 0].copy(), st
         n = model.n
         tp = np.broadcast_to(_saturate(lim, tau), (B, n))
-        d = _drive(lim, tp, q, qd)
         F = np.ascontiguousarray(np.broadcast_to(F, (B, n, 6))) if use else _NO_FEXT[0]
-        a = np.empty((B, n))
-        st = statuses(_FD_CRB, model, B, (q, qd, d, F, use, a),
-                      lambda j: (q[j], qd[j], d[j], F[j] if use else F[0], use, a[j]))
+
+        def fd(q, qd, d, F=F, use=use):
+            a = np.empty((B, n))
+            st = statuses(_FD_CRB, model, B, (q, qd, d, F, use, a),
+                          lambda j: (q[j], qd[j], d[j], F[j] if use else F[0], use, a[j]))
+            return a, st
+
+        a, st = fd(q, qd, _drive(lim, tp, qd))
+        a = _limits(lambda q, qd, e: fd(q, qd, e, _NO_FEXT[0], False)[0], lim, q, qd, a)
         return a, tp, st
 
 

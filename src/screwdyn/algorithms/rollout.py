@@ -4,11 +4,14 @@
 The state is ``x = (q, v)``. With the torque ``tau_k`` and the wrenches ``F_k`` of step ``k`` held
 over the step (zero-order hold), the vector field is (13.1) with the joint limits of (13.7)::
 
-    a = FD(q, v, d(q, v, tau_k), F_k)                                     ABA, :mod:`.aba`
-    d = sat(tau_k) - (b v + f_c sgn v) + tau_lim(q, v)                    the drive torque
+    a = FD(q, v, d + f, F_k)                                              ABA, :mod:`.aba`
+    d = sat(tau_k) - (b v + f_c sgn v)                                    the drive torque
     sat(tau) = min(max(tau, -e), e)                                       e: effort limit (or inf)
-    tau_lim = min(0, -k (q - q_hi) - c v)  where q > q_hi
-              max(0,  k (q_lo - q) - c v)  where q < q_lo,    0 between
+
+and ``f`` the limit torques: zero but on the joints ``i`` beyond a limit ``q_lim``, where they make
+``a_i`` the reference ``a_ref,i = -k (q_i - q_lim) - c v_i`` pushing only (``f_i <= 0`` beyond the
+upper limit, ``>= 0`` beyond the lower), by projected Gauss-Seidel on ``a = a_u + M^-1 f`` (``a_u``:
+``f = 0``) with the columns ``M^-1 e_i = FD(q, 0, e_i) - FD(q, 0, 0)`` of those joints (:func:`limits`).
 
 and the integrators (13.2)-(13.4), every position update through :func:`.joints.joint_integrate`
 (``q (+) v h``)::
@@ -58,8 +61,9 @@ from .work import STACK_LIMIT, claim, units
 
 LANES = 16
 
-# Columns of ``lim``: the joint's range, the stiffness and damping of its limit, its viscous and Coulomb
-# friction, its effort limit (inf: the torque is applied as given).
+# Columns of ``lim``: the joint's range (+-inf: not enforced), the stiffness k [1/s^2] and damping c
+# [1/s] of its limit's reference acceleration, its viscous and Coulomb friction, its effort limit
+# (inf: the torque is applied as given).
 LOWER, UPPER, STIFFNESS, DAMPING, VISCOUS, COULOMB, EFFORT = 0, 1, 2, 3, 4, 5, 6
 QMIN, QMAX, VMAX = 7, 8, 9    # the limits watched (the model's, enforced or not)
 LIM_WIDTH = 10
@@ -69,11 +73,13 @@ WATCH = 4
 
 EULER, SEMI_IMPLICIT_EULER, RK4 = 0, 1, 2
 
+SWEEPS = 4   # projected Gauss-Seidel sweeps over the joints beyond their limits (one is exact for one joint)
+
 
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: the ABA kernel's and the rollout's own."""
-    return aba_per_lane(n) + 15 * n + 2
+    return aba_per_lane(n) + n * n + 20 * n + 3
 
 
 @njit(**HELPER)
@@ -84,17 +90,55 @@ def saturate(lim, i, tau):
 
 
 @njit(**HELPER)
-def drive(lim, i, tau, q, v):
-    """The drive torque ``d = tau - (b v + f_c sgn v) + tau_lim(q, v)`` of joint ``i`` (``tau``
-    already saturated)."""
+def drive(lim, i, tau, v):
+    """The drive torque ``d = tau - (b v + f_c sgn v)`` of joint ``i`` (``tau`` already saturated)."""
     sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-    d = tau - (lim[i, VISCOUS] * v + lim[i, COULOMB] * sgn)
-    limit = 0.0
-    if q > lim[i, UPPER]:
-        limit = min(0.0, -lim[i, STIFFNESS] * (q - lim[i, UPPER]) - lim[i, DAMPING] * v)
-    elif q < lim[i, LOWER]:
-        limit = max(0.0, lim[i, STIFFNESS] * (lim[i, LOWER] - q) - lim[i, DAMPING] * v)
-    return d + limit
+    return tau - (lim[i, VISCOUS] * v + lim[i, COULOMB] * sgn)
+
+
+@njit(**KERNEL)
+def limits(kd, lim, Qs, Acc, Vs, Z, E, G, C, F, S, FE, st, m, lanes):
+    """The joint limits of the lanes ``l < m`` at ``(Qs, Vs)``, whose accelerations without them are
+    ``Acc``: ``S[l, i]`` = +1 / -1 for a joint beyond its upper / lower limit (else 0), ``F[l, i]``
+    its limit torque, and ``Acc`` with them. Work: ``Z, E, G (L, n)``, ``C (n, L, n)``."""
+    n = Qs.shape[1]
+    active = False
+    for l in range(m):
+        for i in range(n):
+            q = Qs[l, i]
+            S[l, i] = 1.0 if q > lim[i, UPPER] else (-1.0 if q < lim[i, LOWER] else 0.0)
+            F[l, i] = 0.0
+            Z[l, i] = 0.0
+            E[l, i] = 0.0
+            active = active or S[l, i] != 0.0
+    if not active:
+        return
+    aba(kd, Qs, Z, Z, FE, False, G, st, 0, m, lanes)                           # FD(q, 0, 0)
+    for i in range(n):
+        column = False
+        for l in range(m):
+            column = column or S[l, i] != 0.0
+        if column:                                                              # M^-1 e_i = FD(q, 0, e_i) - FD(q, 0, 0)
+            for l in range(m):
+                E[l, i] = 1.0
+            aba(kd, Qs, Z, E, FE, False, C[i], st, 0, m, lanes)
+            for l in range(m):
+                E[l, i] = 0.0
+                for j in range(n):
+                    C[i, l, j] = C[i, l, j] - G[l, j]
+    for _ in range(SWEEPS):                                                     # projected Gauss-Seidel
+        for i in range(n):
+            for l in range(m):
+                side = S[l, i]
+                if side != 0.0:
+                    x = Qs[l, i] - (lim[i, UPPER] if side > 0.0 else lim[i, LOWER])
+                    reference = -lim[i, STIFFNESS] * x - lim[i, DAMPING] * Vs[l, i]
+                    f = F[l, i] + (reference - Acc[l, i]) / C[i, l, i]
+                    f = min(f, 0.0) if side > 0.0 else max(f, 0.0)              # pushing back only
+                    df = f - F[l, i]
+                    F[l, i] = f
+                    for j in range(n):
+                        Acc[l, j] = Acc[l, j] + C[i, l, j] * df
 
 
 @njit(**HELPER)
@@ -193,6 +237,11 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
     Wv, Wa, Acc = stack((L, n)), stack((L, n)), stack((L, n))                      # RK4 sums, a
     TP, TA = stack((L, n)), stack((L, n))                                           # sat(tau), drive
     FE = stack((L, n, 6))
+    Z, E, G, F, S = stack((L, n)), stack((L, n)), stack((L, n)), stack((L, n)), stack((L, n))   # limits
+    C = stack((n, L, n))
+    enforced = False
+    for i in range(n):
+        enforced = enforced or lim[i, LOWER] > -np.inf or lim[i, UPPER] < np.inf
     st = stack((L,)).view(np.int64)
     dead = stack((L,)).view(np.int64)
     stages = 4 if method == RK4 else 1
@@ -223,11 +272,13 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
                             Vs[l, i] = Vc[l, i]
                 for l in range(m):                                                  # a = FD(q, v, d)
                     for i in range(n):
-                        TA[l, i] = drive(lim, i, TP[l, i], Qs[l, i], Vs[l, i])
+                        TA[l, i] = drive(lim, i, TP[l, i], Vs[l, i])
                 aba(kd, Qs, Vs, TA, FE, use_fext, Acc, st, 0, m, lanes)
                 for l in range(m):
                     if st[l] != 0 and dead[l] == 0:
                         dead[l] = Status.SINGULAR if st[l] == Status.SINGULAR else Status.NONFINITE
+                if enforced:                                                        # + M^-1 f
+                    limits(kd, lim, Qs, Acc, Vs, Z, E, G, C, F, S, FE, st, m, lanes)
                 if s == 0:
                     watch(lim, W, b, k, Qc, Vc, dead, m)
                     record(Q, b, k, Qc, dead, m)

@@ -47,7 +47,7 @@ def test_the_position_panels_draw_the_joint_limits_and_the_reference(tmp_path):
         assert dashed == pytest.approx([panda.q_lower[j], panda.q_upper[j]])
         lo, hi = ax.get_ylim()
         assert lo < panda.q_lower[j] and hi > panda.q_upper[j] and len(ax.patches) == 2   # grey beyond each
-        np.testing.assert_allclose([ln for ln in ax.lines if ln.get_color() == "k"][0].get_ydata(), ref(tr.t)[0][:, j])
+        np.testing.assert_allclose(next(ln for ln in ax.lines if ln.get_color() == "k").get_ydata(), ref(tr.t)[0][:, j])
 
 
 def test_a_batch_is_drawn_as_fans_of_percentiles(tmp_path):

@@ -22,8 +22,8 @@ def panda():
 def batch_inputs(panda):
     rng = np.random.default_rng(7)
     B, T = 5, 120
-    return dict(q0=models.home("panda") + 0.4 * rng.standard_normal((B, 7)), qd0=2.0 * rng.standard_normal((B, 7)),
-                tau=25.0 * rng.standard_normal((B, T, 7)), f_ext=rng.standard_normal((T, 7, 6)))
+    return {"q0": models.home("panda") + 0.4 * rng.standard_normal((B, 7)), "qd0": 2.0 * rng.standard_normal((B, 7)),
+            "tau": 25.0 * rng.standard_normal((B, T, 7)), "f_ext": rng.standard_normal((T, 7, 6))}
 
 
 def _quiet(**kw):
@@ -36,7 +36,7 @@ def _quiet(**kw):
 def test_a_batch_equals_its_rollouts_one_at_a_time_bit_for_bit(panda, batch_inputs, integrator):
     """Per-rollout torques, shared per-step wrenches, friction, joint limits (some are hit) and
     effort saturation (some torques are clipped): every array of every rollout identical."""
-    kw = dict(model=panda, duration=0.12, dt=1e-3, integrator=integrator, saturate=True)
+    kw = {"model": panda, "duration": 0.12, "dt": 1e-3, "integrator": integrator, "saturate": True}
     x = batch_inputs
     batch = _quiet(**kw, **x)
     assert batch.q.shape == (5, 121, 7) and not batch.info["diverged"]
@@ -53,7 +53,8 @@ def test_the_compiled_loop_equals_the_integrators_that_call_back(panda, batch_in
     numbers bit for bit; method="crba" (Python, CRBA's forward dynamics) agrees to 1e-12."""
     x = batch_inputs
     const = x["tau"][:, :1]                                               # (B, 1, n): a constant per rollout
-    kw = dict(model=panda, q0=x["q0"], qd0=x["qd0"], duration=0.12, dt=1e-3, f_ext=x["f_ext"], saturate=True)
+    kw = {"model": panda, "q0": x["q0"], "qd0": x["qd0"], "duration": 0.12, "dt": 1e-3, "f_ext": x["f_ext"],
+          "saturate": True}
     compiled = _quiet(**kw, tau=const)
     stages = _quiet(**kw, tau=lambda t, q, qd: const[:, 0])
     calls = []

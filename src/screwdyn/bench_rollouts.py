@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["mujoco_model", "run", "markdown", "main"]
+__all__ = ["main", "markdown", "mujoco_model", "run"]
 
 
 def mujoco_model(path, dt=1e-3):
@@ -37,7 +37,7 @@ def mujoco_model(path, dt=1e-3):
 
     with open(path) as f:
         xml = f.read()
-    xml = re.sub(r"<(visual|collision)\b.*?</\1>", "", xml, flags=re.S)
+    xml = re.sub(r"<(visual|collision)\b.*?</\1>", "", xml, flags=re.DOTALL)
     xml = re.sub(r"(<robot\b[^>]*>)", r'\1<mujoco><compiler fusestatic="true" discardvisual="true" '
                                       r'balanceinertia="false"/></mujoco>', xml, count=1)
     m = mujoco.MjModel.from_xml_string(xml)
@@ -86,7 +86,7 @@ def run(robot="panda", batches=(100, 1000, 10000), steps=(2000, 2000, 200), thre
         state[:, 1 + iq] = Q0                      # FULLPHYSICS: time, qpos, qvel, ...
         state[:, 1 + mj.nq + iv] = QD0
 
-        def ours(steps=T):
+        def ours(steps=T, Q0=Q0, QD0=QD0):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LimitWarning)   # velocity limits: not the point here
                 return screwdyn.simulate(model, Q0, QD0, steps * dt, dt, friction=False, joint_limits=False)
@@ -95,8 +95,8 @@ def run(robot="panda", batches=(100, 1000, 10000), steps=(2000, 2000, 200), thre
             numba.set_num_threads(k)
             datas = [mujoco.MjData(mj) for _ in range(k)]
 
-            def theirs(steps=T, datas=datas):
-                return rollout.rollout(mj, datas, state, nstep=steps, persistent_pool=k > 1)
+            def theirs(steps=T, datas=datas, state=state, pool=k > 1):
+                return rollout.rollout(mj, datas, state, nstep=steps, persistent_pool=pool)
 
             ours(2), theirs(2)                                  # compiled, pools started
             a, b = ours(1), theirs(1)[0]
@@ -123,8 +123,8 @@ def _format_row(row):
 
 
 def markdown(rows):
-    lines = ["| rollouts B | steps | threads | screwdyn us/robot-step | MuJoCo us/robot-step | ratio (MuJoCo/screwdyn) "
-             "| max diff after a step |", "|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [("| rollouts B | steps | threads | screwdyn us/robot-step | MuJoCo us/robot-step | ratio (MuJoCo/screwdyn) "
+              "| max diff after a step |"), "|---:|---:|---:|---:|---:|---:|---:|"]
     for B, T, k, ours, theirs, diff in rows:
         lines.append(f"| {B:,} | {T:,} | {k} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f} | {diff:.1e} |")
     return "\n".join(lines)

@@ -71,10 +71,12 @@ them is reported (:class:`LimitWarning`, naming joints, times and rollouts; ``Tr
 """
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +102,10 @@ _ALIASES = {"explicit_euler": "euler", "symplectic_euler": "semi_implicit_euler"
 _METHOD = {"euler": EULER, "semi_implicit_euler": SEMI_IMPLICIT_EULER, "rk4": RK4}
 _ROLLOUT = Kernel("rollout", "rollout")
 _FD_CRB = Kernel("ltdl", "fd_crb")
+# Below this many rollouts, the integrators that call back into Python (a kernel call per stage or
+# step) run on one thread: a parallel call wakes numba's other threads each time, 10-50 us on an idle
+# machine and milliseconds on a busy one, more than the work of a few hundred states.
+SERIAL_BELOW = 512
 _FD_METHODS = ("aba", "crba")
 _NO_FEXT = np.zeros((1, 1, 1, 6))
 
@@ -262,7 +268,7 @@ class _Field:
             self.Q[:, 0], self.V[:, 0] = q, qd
             tau3 = np.ascontiguousarray(tau[:, None])
             f4 = np.ascontiguousarray(F[:, None]) if use else _NO_FEXT
-            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x   # noqa: E731
+            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x 
             args = (lim, self.t, tau3, f4, use, RK4, 0, 0)
             st = statuses(_ROLLOUT, model, B, args + (self.Q, self.V, self.A, self.TAU, self.W),
                           lambda k: (lim, self.t, pick(tau3, k), pick(f4, k), use, RK4, 0, 0,
@@ -332,13 +338,13 @@ class Trajectory:
         return (f"Trajectory({self.model_name!r}, {batch}{len(self)} samples, t = {self.t[0]:g}..{self.t[-1]:g} s, "
                 f"integrator={self.integrator!r})")
 
-    def __getitem__(self, index) -> "Trajectory":
+    def __getitem__(self, index) -> Trajectory:
         """Rollout ``index`` of a batch (an integer, or a tuple for several batch axes) as a trajectory."""
         if not self.batch_shape:
             raise InputError("this trajectory is one rollout: there is no member to select")
         index = index if isinstance(index, tuple) else (index,)
         try:
-            pick = lambda x: None if x is None else x[index]   # noqa: E731
+            pick = lambda x: None if x is None else x[index] 
             q = self.q[index]
         except (IndexError, TypeError) as e:
             raise InputError(f"rollout index {index} for a batch of shape {self.batch_shape}: {e}") from None
@@ -429,7 +435,7 @@ class Trajectory:
                  integrator=np.array(self.integrator), dt=np.array(self.dt), **limits)
 
     @classmethod
-    def from_npz(cls, path) -> "Trajectory":
+    def from_npz(cls, path) -> Trajectory:
         with np.load(path) as z:
             limits = {k[6:]: z[k] for k in z.files if k.startswith("limit_")} or None
             return cls(t=z["t"], q=z["q"], qd=z["qd"], qdd=z["qdd"], tau=z["tau"],
@@ -802,16 +808,20 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     started = time.perf_counter()
     try:
         calls = "call" in (tau_src[0], f_src[0])
-        if name in FIXED_STEP and method == "aba" and (not calls or hold):
+        if name in FIXED_STEP and method == "aba" and not calls:
             _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
+        elif name in FIXED_STEP and method == "aba" and hold:
+            with _serial(B):
+                _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
         elif name in FIXED_STEP:
-            with np.errstate(over="ignore", invalid="ignore"):   # divergence is detected and reported
+            with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # divergence is detected and reported
                 _stages(name, model, t, inputs, _Field(model, lim, B, method), Q, V, A, TAU, dead, bar)
             W = _watch(lim, Q, V)
         else:
             per_step = hold and calls or any(s[0] == "array" and s[1].shape[1] > 1 for s in (tau_src, f_src))
-            nfev = _adaptive(name, t, inputs, _Field(model, lim, 1, method), Q, V, A, TAU, dead, bar, per_step,
-                             dict(rtol=rtol, atol=atol, **(ivp_options or {})), single=not batch)
+            with _serial(1):
+                nfev = _adaptive(name, t, inputs, _Field(model, lim, 1, method), Q, V, A, TAU, dead, bar, per_step,
+                                 dict(rtol=rtol, atol=atol, **(ivp_options or {})), single=not batch)
             W = _watch(lim, Q, V)
     finally:
         if isinstance(bar, ProgressBar):
@@ -856,6 +866,22 @@ def _check_dead(dead, Q, t, batch, name, info):
         stacklevel=3)
 
 
+@contextmanager
+def _serial(B):
+    """numba's thread count 1 for the calling thread while ``B < SERIAL_BELOW`` rollouts are stepped a
+    stage or a step at a time (the callables called in between run on one thread too)."""
+    if B >= SERIAL_BELOW:
+        yield
+        return
+    import numba
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
 def _singular(where):
     return ModelError(f"the mass matrix is singular{where}: a joint moves neither mass nor rotational "
                       "inertia (give its subtree inertia or the joint an armature)")
@@ -882,7 +908,7 @@ def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar):
     def run(s0, s1, tau, fext):
         use = fext is not None
         fext = _NO_FEXT if fext is None else fext
-        pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x   # noqa: E731
+        pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x 
         st = statuses(_ROLLOUT, model, B, (lim, t, tau, fext, use, code, s0, s1, Q, V, A, TAU, W),
                       lambda k: (lim, t, pick(tau, k), pick(fext, k), use, code, s0, s1, Q[k], V[k], A[k], TAU[k],
                                  W[k]),
@@ -895,7 +921,7 @@ def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar):
         fext = inputs.fext[1] if inputs.fext[0] == "array" else None
         chunks = 1 if bar is None else min(N - 1, 100)
         edges = np.linspace(0, N - 1, chunks + 1).round().astype(int)
-        for s0, s1 in zip(edges[:-1], edges[1:]):
+        for s0, s1 in itertools.pairwise(edges):
             run(int(s0), int(s1), tau, fext)
             if bar is not None:
                 bar(s1 / (N - 1))

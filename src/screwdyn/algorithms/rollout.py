@@ -102,6 +102,7 @@ def limits(kd, lim, Qs, Acc, Vs, Z, E, G, C, F, S, FE, st, m, lanes):
     ``Acc``: ``S[l, i]`` = +1 / -1 for a joint beyond its upper / lower limit (else 0), ``F[l, i]``
     its limit torque, and ``Acc`` with them. Work: ``Z, E, G (L, n)``, ``C (n, L, n)``."""
     n = Qs.shape[1]
+    off = n < 0         # False, as a run-time value: a literal False would compile aba once more for it
     active = False
     for l in range(m):
         for i in range(n):
@@ -113,7 +114,7 @@ def limits(kd, lim, Qs, Acc, Vs, Z, E, G, C, F, S, FE, st, m, lanes):
             active = active or S[l, i] != 0.0
     if not active:
         return
-    aba(kd, Qs, Z, Z, FE, False, G, st, 0, m, lanes)                           # FD(q, 0, 0)
+    aba(kd, Qs, Z, Z, FE, off, G, st, 0, m, lanes)                             # FD(q, 0, 0)
     for i in range(n):
         column = False
         for l in range(m):
@@ -121,7 +122,7 @@ def limits(kd, lim, Qs, Acc, Vs, Z, E, G, C, F, S, FE, st, m, lanes):
         if column:                                                              # M^-1 e_i = FD(q, 0, e_i) - FD(q, 0, 0)
             for l in range(m):
                 E[l, i] = 1.0
-            aba(kd, Qs, Z, E, FE, False, C[i], st, 0, m, lanes)
+            aba(kd, Qs, Z, E, FE, off, C[i], st, 0, m, lanes)
             for l in range(m):
                 E[l, i] = 0.0
                 for j in range(n):
@@ -168,12 +169,10 @@ def watch(lim, W, b, k, Qc, Vc, dead, m):
             for i in range(Qc.shape[1]):
                 q, v = Qc[l, i], abs(Vc[l, i])
                 x = max(q - lim[i, QMAX], lim[i, QMIN] - q)
-                if x > W[b + l, PEAK_Q, i]:
-                    W[b + l, PEAK_Q, i] = x
+                W[b + l, PEAK_Q, i] = max(W[b + l, PEAK_Q, i], x)
                 if x > 0.0 and W[b + l, FIRST_Q, i] < 0.0:
                     W[b + l, FIRST_Q, i] = k
-                if v > W[b + l, PEAK_V, i]:
-                    W[b + l, PEAK_V, i] = v
+                W[b + l, PEAK_V, i] = max(W[b + l, PEAK_V, i], v)
                 if v > lim[i, VMAX] and W[b + l, FIRST_V, i] < 0.0:
                     W[b + l, FIRST_V, i] = k
 

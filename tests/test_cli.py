@@ -51,6 +51,7 @@ def test_simulate_default_writes_plot_csv_and_animation(tmp_path):
                 "--fps", "10", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "panda: 7 joints" in r.stdout and "wrote sim.png" in r.stdout
+    assert "computed torque along a quintic" in r.stdout and "joint limits on" in r.stdout
     assert (tmp_path / "sim.png").read_bytes()[:8] == PNG
     assert (tmp_path / "sim.gif").read_bytes()[:6] == b"GIF89a"
     data = np.genfromtxt(tmp_path / "sim.csv", delimiter=",", names=True)
@@ -167,6 +168,30 @@ def test_simulate_controllers(controller, tmp_path, capsys):
         in capsys.readouterr().out
 
 
+def _furthest_beyond(out):
+    line = next(ln for ln in out.splitlines() if "furthest beyond a position limit" in ln)
+    return float(line.split(":")[1].split()[0])
+
+
+def test_the_readme_first_command_keeps_the_panda_within_its_limits(tmp_path, capsys):
+    """'screwdyn simulate --plot simulation.png': the panda tracks its quintic and stays within its
+    joint limits; '--controller none' lets it fall against them: no joint beyond a limit by more
+    than 0.05 rad (the soft limits of screwdyn.sim), the velocity limits it exceeds falling named."""
+    assert main(["simulate", "--plot", str(tmp_path / "simulation.png"), "--npz", str(tmp_path / "s.npz")]) == 0
+    out = capsys.readouterr().out
+    assert _furthest_beyond(out) == 0.0 and "limit exceeded" not in out
+    tr = Trajectory.from_npz(tmp_path / "s.npz")
+    assert np.abs(tr.q[-1] - tr.q[0]).min() > 0.25                        # every joint moved
+    assert main(["simulate", "--controller", "none", "--npz", str(tmp_path / "fall.npz")]) == 0
+    out = capsys.readouterr().out
+    fall = Trajectory.from_npz(tmp_path / "fall.npz")
+    panda = models.load("panda")
+    beyond = np.maximum(fall.q - panda.q_upper, panda.q_lower - fall.q).max()
+    assert 0.0 < beyond < 0.05 and _furthest_beyond(out) == pytest.approx(beyond, abs=1e-3)
+    assert "limit exceeded: panda_joint2: |qd| up to" in out
+    assert np.isclose(fall.q[-1], panda.q_lower, atol=0.05).any()         # resting against a limit
+
+
 def test_simulate_constant_tau_and_options(tmp_path, capsys):
     out = tmp_path / "p.csv"
     assert main(["simulate", "pendulum", "--q0", "0", "--tau", "0.5", "--no-friction", "--dt", "0.01",
@@ -178,7 +203,8 @@ def test_simulate_constant_tau_and_options(tmp_path, capsys):
     assert "either --tau or --controller" in capsys.readouterr().err
     assert main(["simulate", "pendulum", "--q0", "1", "2"]) == 2
     assert "--q0: expected 1 numbers" in capsys.readouterr().err
-    assert main(["simulate", "planar_2r", "--gravity", "0", "0", "0", "--duration", "0.1", "--q0", "0.3", "0.3"]) == 0
+    assert main(["simulate", "planar_2r", "--gravity", "0", "0", "0", "--duration", "0.1", "--q0", "0.3", "0.3",
+                 "--controller", "none"]) == 0
     assert "change +0 J" in capsys.readouterr().out          # no gravity, at rest: nothing moves
 
 

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import screwdyn
 from screwdyn import models, plot
 from screwdyn.errors import InputError
 from screwdyn.sim import simulate
@@ -20,12 +21,55 @@ def test_plot_trajectory_png(short_run, tmp_path):
     out = tmp_path / "traj.png"
     fig = plot.plot_trajectory(tr, out)
     assert out.read_bytes()[:8] == PNG and out.stat().st_size > 20_000
-    titles = [ax.get_ylabel() for ax in fig.axes]
-    assert any("position" in t for t in titles) and any("energy" in t for t in titles)
-    assert len(fig.axes) == 4
-    # one line per joint in the q panel, and kinetic / potential / total in the energy panel
-    assert len(fig.axes[0].lines) == 2 and len(fig.axes[3].lines) == 3
-    np.testing.assert_allclose(fig.axes[3].lines[2].get_ydata(), tr.total_energy)
+    assert len(fig.axes) == 2 + 3                      # a position panel per joint; velocities, torques, energies
+    assert "position" in fig.axes[0].get_title() and "energy" in fig.axes[-1].get_ylabel()
+    # each joint's position in its panel, and kinetic / potential / total in the energy panel
+    for j in range(2):
+        np.testing.assert_array_equal(fig.axes[j].lines[0].get_ydata(), tr.q[:, j])
+    assert len(fig.axes[-1].lines) == 3
+    np.testing.assert_allclose(fig.axes[-1].lines[2].get_ydata(), tr.total_energy)
+
+
+def test_the_position_panels_draw_the_joint_limits_and_the_reference(tmp_path):
+    """The panda's joint limits: a dashed line at each and the range beyond it grey, in view; a
+    reference dashed in black."""
+    from screwdyn.trajectory import JointTrajectory
+
+    panda = models.load("panda")
+    q0 = models.home("panda")
+    tr = simulate(panda, q0, None, 0.2, 1e-2, tau=screwdyn.gravity_torques(panda, q0))
+    ref = JointTrajectory(q0, q0 + 0.1, 0.2)
+    fig = plot.plot_trajectory(tr, tmp_path / "p.png", reference=ref)
+    assert len(fig.axes) == 7 + 3
+    for j in range(7):
+        ax = fig.axes[j]
+        dashed = sorted(ln.get_ydata()[0] for ln in ax.lines if ln.get_linestyle() == "--" and ln.get_color() != "k")
+        assert dashed == pytest.approx([panda.q_lower[j], panda.q_upper[j]])
+        lo, hi = ax.get_ylim()
+        assert lo < panda.q_lower[j] and hi > panda.q_upper[j] and len(ax.patches) == 2   # grey beyond each
+        np.testing.assert_allclose(next(ln for ln in ax.lines if ln.get_color() == "k").get_ydata(), ref(tr.t)[0][:, j])
+
+
+def test_a_batch_is_drawn_as_fans_of_percentiles(tmp_path):
+    arm = models.load("planar_2r")
+    q0 = np.linspace(-0.5, 0.5, 21)[:, None] * [1.0, 0.0]
+    tr = simulate(arm, q0, None, 0.3, 1e-2)
+    fig = plot.plot_trajectory(tr, tmp_path / "fan.png")
+    ax = fig.axes[0]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), np.median(tr.q[:, :, 0], axis=0))   # the median
+    bands = ax.collections                             # 5-95 %, then 25-75 %
+    assert len(bands) == 2
+    lo95 = bands[0].get_paths()[0].vertices[:, 1].min()
+    assert lo95 == pytest.approx(np.percentile(tr.q[:, :, 0], 5, axis=0).min())
+    assert "21 rollouts" in fig.texts[0].get_text()
+
+
+def test_animation_of_a_batch_member(tmp_path):
+    arm = models.load("planar_2r")
+    tr = simulate(arm, [[0.3, 0.0], [1.0, 0.0]], None, 0.3, 1e-2)
+    assert plot.animate(arm, tr, tmp_path / "m.gif", fps=10, member=1) == 4
+    with pytest.raises(InputError, match="member"):
+        plot.animate(arm, tr[0], tmp_path / "x.gif", member=1)
 
 
 def test_plot_torques_a_panel_per_joint(tmp_path):

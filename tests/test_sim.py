@@ -8,6 +8,10 @@ from screwdyn import models
 from screwdyn.errors import InputError
 from screwdyn.sim import INTEGRATORS, SimulationError, Trajectory, simulate
 
+# Robots falling freely exceed their velocity limits (and, without joint limits, their ranges): said
+# by a LimitWarning, which the tests of other things do not need to see.
+pytestmark = pytest.mark.filterwarnings("ignore::screwdyn.sim.LimitWarning")
+
 Q0_2R = np.array([0.3, 0.2])
 
 
@@ -81,8 +85,10 @@ def panda():
 
 
 def test_frictionless_panda_conserves_energy_rk4_5s(panda):
-    """Passive frictionless panda, dt = 1 ms over 5 s: RK4 drift below 1e-6 of the energy."""
-    tr = simulate(panda, models.home("panda"), None, 5.0, 1e-3, integrator="rk4", friction=False)
+    """Passive frictionless panda, dt = 1 ms over 5 s, without joint limits (a conservative
+    system): RK4 drift below 1e-6 of the energy."""
+    tr = simulate(panda, models.home("panda"), None, 5.0, 1e-3, integrator="rk4", friction=False,
+                  joint_limits=False)
     E = tr.total_energy
     drift = np.abs(E - E[0]).max()
     assert drift < 1e-6 * abs(E[0])
@@ -93,7 +99,8 @@ def test_frictionless_panda_conserves_energy_rk4_5s(panda):
 
 @pytest.mark.parametrize("integrator, bound", [("DOP853", 1e-8), ("RK45", 1e-7)])
 def test_frictionless_panda_adaptive_energy(panda, integrator, bound):
-    tr = simulate(panda, models.home("panda"), None, 1.0, 1e-3, integrator=integrator, friction=False)
+    tr = simulate(panda, models.home("panda"), None, 1.0, 1e-3, integrator=integrator, friction=False,
+                  joint_limits=False)
     assert tr.energy_drift() < bound
 
 
@@ -127,8 +134,9 @@ def test_damping_makes_energy_decrease_monotonically():
 
 
 def test_damped_panda_energy_decreases_monotonically(panda):
+    """(Without joint limits: a joint pushed back from beyond its limit gets back some energy.)"""
     damped = panda.replace(damping=np.full(7, 0.5), friction=np.zeros(7))
-    tr = simulate(damped, models.home("panda"), None, 1.0, 1e-3)
+    tr = simulate(damped, models.home("panda"), None, 1.0, 1e-3, joint_limits=False)
     assert np.all(np.diff(tr.total_energy) <= 1e-10)
     assert tr.total_energy[-1] < tr.total_energy[0] - 1.0
 
@@ -137,7 +145,7 @@ def test_work_energy_balance_with_torques_and_friction():
     """E(T) - E(0) = integral of qd . (tau - tau_friction) dt (docs/theory.md eq. (7.11))."""
     puma = models.load("puma560").replace(friction=np.zeros(6))        # viscous only: a smooth vector field
     tau = lambda t, q, qd: np.array([30 * np.sin(3 * t), 20.0, 5 * np.cos(t), 1.0, -0.5, 0.2])  # noqa: E731
-    tr = simulate(puma, models.home("puma560"), None, 1.0, 1e-3, tau=tau)
+    tr = simulate(puma, models.home("puma560"), None, 1.0, 1e-3, tau=tau, joint_limits=False)
     power = np.einsum("ij,ij->i", tr.qd, tr.tau - puma.damping * tr.qd)
     work = np.sum(0.5 * (power[1:] + power[:-1]) * np.diff(tr.t))
     E = tr.total_energy
@@ -244,3 +252,156 @@ def test_progress_callback(arm):
     seen = []
     simulate(arm, Q0_2R, None, 0.5, 1e-3, progress=seen.append)
     assert seen and seen[-1] == pytest.approx(1.0, abs=0.01) and all(0 <= s <= 1 for s in seen)
+
+
+# ---------------------------------------------------------------------------- joint limits
+@pytest.fixture(scope="module")
+def stopped_pendulum():
+    """The pendulum (I = 0.1225 kg m^2 about its joint, m g d = 2.45 N m) with a range [0.3, 2]:
+    released horizontally, it swings down onto its lower limit and comes to rest against it."""
+    return models.load("pendulum").replace(q_lower=np.array([0.3]), q_upper=np.array([2.0]))
+
+
+def test_a_joint_beyond_its_limit_gets_the_reference_acceleration(stopped_pendulum):
+    """docs/theory.md (13.7): beyond its limit (here one joint) qdd = max(a_u, -k x - c qd), a_u the
+    acceleration without the limit, k = 1 / tc^2, c = 2 / tc; so the pendulum, met at 6 rad/s,
+    goes at most 6 tc / e beyond and comes to rest at the limit itself."""
+    p = stopped_pendulum
+    tr = simulate(p, [np.pi / 2], None, 1.0, 1e-3, friction=False)
+    tc = 0.002
+    q, qd = tr.q[:, 0], tr.qd[:, 0]
+    beyond = q < 0.3
+    assert beyond.sum() > 100
+    free = screwdyn.forward_dynamics(p, tr.q, tr.qd, np.zeros_like(tr.q))[:, 0]
+    reference = -(q - 0.3) / tc**2 - 2 / tc * qd
+    np.testing.assert_allclose(tr.qdd[beyond, 0], np.maximum(free, reference)[beyond], rtol=1e-12, atol=1e-9)
+    np.testing.assert_array_equal(tr.qdd[~beyond, 0], free[~beyond])
+    speed = np.abs(qd[np.argmax(beyond) - 1])
+    assert 5.0 < speed < 7.0
+    assert 0.3 - q.min() < speed * tc / np.e * 1.05
+    assert q[-1] == pytest.approx(0.3, abs=1e-9) and abs(qd[-1]) < 1e-9
+
+
+def test_limit_constants_are_settable_and_the_limits_can_be_switched_off(stopped_pendulum):
+    from screwdyn.sim import JointLimits
+
+    p = stopped_pendulum
+    given = simulate(p, [np.pi / 2], None, 1.0, 1e-3, friction=False,
+                     joint_limits=JointLimits(stiffness=1e4, damping=150.0))
+    q, qd = given.q[:, 0], given.qd[:, 0]
+    on = (q < 0.3) & (given.qdd[:, 0] > screwdyn.forward_dynamics(p, given.q, given.qd, 0 * given.q)[:, 0])
+    assert on.sum() > 10
+    np.testing.assert_allclose(given.qdd[on, 0], -1e4 * (q[on] - 0.3) - 150.0 * qd[on], rtol=1e-12, atol=1e-9)
+    soft = simulate(p, [np.pi / 2], None, 1.0, 1e-3, joint_limits=JointLimits(timeconst=0.05))
+    default = simulate(p, [np.pi / 2], None, 1.0, 1e-3)
+    assert soft.info["limits"]["position"]["joint"]["max"] > 5 * default.info["limits"]["position"]["joint"]["max"]
+    with pytest.warns(screwdyn.sim.LimitWarning, match=r"joint: beyond its position limits by up to 1\.\d+ rad"):
+        free = simulate(p, [np.pi / 2], None, 1.0, 1e-3, joint_limits=False)
+    assert free.q.min() < -1.0                                          # swung through, as without limits
+    with pytest.raises(InputError, match="JointLimits.timeconst"):
+        simulate(p, joint_limits=JointLimits(timeconst=-1.0))
+    with pytest.raises(InputError, match="joint_limits must be"):
+        simulate(p, joint_limits="on")
+
+
+def test_falling_against_the_limits_never_gains_energy(panda):
+    """64 passive Pandas released from random poses fall against their limits (several joints at
+    once) with their friction: none ever has more energy than it started with, none goes beyond a
+    limit by more than 0.1 rad, at dt = 1 ms and at half of it (a stable contact, not one that dt
+    happens to hold)."""
+    rng = np.random.default_rng(5)
+    q0 = rng.uniform(panda.q_lower, panda.q_upper, (64, 7))
+    runs = [simulate(panda, q0, None, 1.0, dt) for dt in (1e-3, 5e-4)]
+    for tr in runs:
+        E = tr.total_energy
+        assert np.all(E.max(axis=1) <= E[:, 0] + 1e-9)
+        beyond = np.maximum(tr.q - panda.q_upper, panda.q_lower - tr.q)
+        assert 0.0 < beyond.max() < 0.1
+
+
+def test_velocity_and_effort_excess_are_reported_and_saturate_clips(arm):
+    """The pendulum (effort limit 5 N m, velocity 10 rad/s) driven by 8 N m: the warning names the
+    joint, the limit and when; with saturate=True the applied torque is 5 N m, the same motion."""
+    pend = models.load("pendulum")
+    with pytest.warns(screwdyn.sim.LimitWarning, match=r"joint: \|tau\| commanded up to 8 N m > effort limit 5, from t = 0 s"):
+        free = simulate(pend, [0.0], None, 0.5, 1e-3, tau=8.0)
+    sat = simulate(pend, [0.0], None, 0.5, 1e-3, tau=8.0, saturate=True)
+    five = simulate(pend, [0.0], None, 0.5, 1e-3, tau=5.0)
+    np.testing.assert_array_equal(sat.q, five.q)
+    assert np.all(sat.tau == 5.0) and sat.info["limits"]["effort"]["joint"]["saturated"]
+    assert free.q[-1, 0] > sat.q[-1, 0]
+    with pytest.warns(screwdyn.sim.LimitWarning, match=r"\|qd\| up to \d+\.\d+ rad/s > velocity limit 10, from t = 0\.\d+ s"):
+        fast = simulate(pend, [0.0], [9.0], 0.5, 1e-3, tau=lambda t, q, qd: np.array([4.0]), friction=False)
+    e = fast.info["limits"]["velocity"]["joint"]
+    assert e["t"] == fast.t[np.argmax(np.abs(fast.qd[:, 0]) > 10)] and e["max"] == np.abs(fast.qd).max()
+
+
+# ---------------------------------------------------------------------------- batches
+def test_a_batch_keeps_its_axes_and_gives_its_members(arm, tmp_path):
+    q0 = np.array([[[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]], [[0.7, 0.8], [0.9, 1.0], [1.1, 1.2]]])   # (2, 3, n)
+    tr = simulate(arm, q0, [0.0, 0.5], 0.05, 1e-2, tau=[0.5, -0.5])
+    assert tr.batch_shape == (2, 3) and tr.q.shape == (2, 3, 6, 2) and tr.kinetic_energy.shape == (2, 3, 6)
+    one = simulate(arm, q0[1, 2], [0.0, 0.5], 0.05, 1e-2, tau=[0.5, -0.5])
+    member = tr[1, 2]
+    np.testing.assert_array_equal(member.q, one.q)
+    np.testing.assert_array_equal(member.total_energy, one.total_energy)
+    assert np.shape(tr.energy_drift()) == (2, 3) and tr.energy_drift()[1, 2] == one.energy_drift()
+    tr.to_npz(tmp_path / "b.npz")
+    back = Trajectory.from_npz(tmp_path / "b.npz")
+    np.testing.assert_array_equal(back.q, tr.q)
+    np.testing.assert_array_equal(back.limits["q_upper"], arm.q_upper)
+    tr.to_csv(tmp_path / "b.csv")
+    data = np.genfromtxt(tmp_path / "b.csv", delimiter=",", names=True)
+    assert data.dtype.names[:3] == ("rollout", "t", "q_joint1") and len(data) == 6 * 6
+    np.testing.assert_array_equal(data["q_joint2"][data["rollout"] == 5], one.q[:, 1])
+    with pytest.raises(InputError, match="one rollout"):
+        one[0]
+
+
+def test_per_rollout_torques_and_their_shapes(arm):
+    q0 = np.zeros((3, 2))
+    per_rollout = simulate(arm, q0, None, 0.02, 1e-2, tau=np.array([[[1.0, 0.0]], [[2.0, 0.0]], [[3.0, 0.0]]]))
+    np.testing.assert_array_equal(per_rollout.tau[:, 0, 0], [1.0, 2.0, 3.0])
+    shared = simulate(arm, q0, None, 0.02, 1e-2, tau=np.array([[1.0, 0.0], [2.0, 0.0]]))   # (steps, n)
+    np.testing.assert_array_equal(shared.tau[:, :, 0], [[1.0, 2.0, 2.0]] * 3)
+    with pytest.raises(InputError, match=r"\(3, 5, 2\) per rollout"):
+        simulate(arm, q0, None, 0.05, 1e-2, tau=np.ones((3, 2)))          # (B, n): ambiguous, refused
+    with pytest.raises(InputError, match="do not broadcast"):
+        simulate(arm, np.zeros((3, 2)), np.zeros((2, 2)))
+    with pytest.raises(InputError, match=r"q0 contains NaN or inf \(rollout \(1,\)\)"):
+        simulate(arm, [[0, 0], [np.nan, 0]])
+    with pytest.raises(InputError, match=r"returned shape \(2, 2\), expected \(2,\) or \(3, 2\)"):
+        simulate(arm, q0, None, 0.02, 1e-2, tau=lambda t, q, qd: np.zeros((2, 2)))
+
+
+def test_diverged_rollouts_are_named_and_the_others_run_on():
+    """Explicit Euler on a stiffly damped pendulum: the rollouts that move blow up; the one at rest
+    at the bottom stays there exactly."""
+    stiff = models.load("pendulum").replace(damping=[1000.0])
+    with pytest.warns(screwdyn.sim.SimulationWarning, match=r"2 of 3 rollouts diverged .*: 1 at t = .* s, 2 at t"):
+        tr = simulate(stiff, [[0.0], [1.0], [0.5]], None, 3.0, 1e-2, integrator="euler")
+    assert tr.info["diverged"] == [1, 2]
+    assert np.all(tr.q[0] == 0.0) and np.isnan(tr.q[1, -1]).all() and np.isnan(tr.kinetic_energy[2, -1])
+    assert np.isfinite(tr.kinetic_energy[0]).all()
+
+
+def test_an_adaptive_batch_is_a_loop_of_single_rollouts(arm):
+    q0 = np.array([[0.3, 0.2], [-0.5, 1.0]])
+    tr = simulate(arm, q0, None, 0.3, 1e-2, integrator="DOP853", tau=lambda t, q, qd: -qd)
+    for b in range(2):
+        one = simulate(arm, q0[b], None, 0.3, 1e-2, integrator="DOP853", tau=lambda t, q, qd: -qd)
+        np.testing.assert_array_equal(tr.q[b], one.q)
+        np.testing.assert_array_equal(tr.qdd[b], one.qdd)
+
+
+def test_a_controller_steers_a_batch(panda):
+    """Computed torque with full-matrix gains on four rollouts at once: each tracks its set point."""
+    from screwdyn.control import computed_torque_pd
+
+    target = models.home("panda")
+    ctrl = computed_torque_pd(panda, target, np.diag(np.full(7, 100.0)), np.diag(np.full(7, 20.0)))
+    q0 = target + np.linspace(-0.2, 0.2, 4)[:, None]
+    tr = simulate(panda, q0, None, 1.0, 1e-3, tau=ctrl)
+    np.testing.assert_allclose(tr.q[:, -1], np.broadcast_to(target, (4, 7)), atol=2e-3)
+    one = simulate(panda, q0[2], None, 1.0, 1e-3, tau=ctrl)
+    np.testing.assert_allclose(tr.q[2], one.q, atol=1e-12)

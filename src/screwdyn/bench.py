@@ -252,7 +252,13 @@ def machine():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="screwdyn bench", description=__doc__.split("\n\n")[0])
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["rollouts"]:   # batched simulations against MuJoCo: screwdyn.bench_rollouts
+        from .bench_rollouts import main as rollouts
+        return rollouts(argv[1:])
+    p = argparse.ArgumentParser(prog="screwdyn bench", description=__doc__.split("\n\n")[0],
+                                epilog="screwdyn bench rollouts --help: batched simulations against MuJoCo")
     p.add_argument("--robots", nargs="+", default=["panda", "ur5", "talos_full_v2"],
                    help="example-robot-data robot names or URDF files (default: panda ur5 talos_full_v2)")
     p.add_argument("--batch", nargs="*", type=int, default=[1000, 100000], help="batch sizes (states)")

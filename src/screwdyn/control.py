@@ -1,4 +1,5 @@
-"""Joint-space controllers as callables ``tau = controller(t, q, qd)`` for :func:`screwdyn.simulate`.
+"""Joint-space controllers as callables ``tau = controller(t, q, qd)`` for :func:`screwdyn.simulate`;
+each takes one state ``(n,)`` or a batch of rollouts' states ``(B, n)``.
 
 With the error ``e = q_d(t) - q`` and its rate ``ed = qd_d(t) - qd`` (Lynch & Park, Modern
 Robotics, ch. 11.4):
@@ -43,7 +44,8 @@ def _gain(K, n, name):
 
 
 def _apply(K, e):
-    return K * e if K.ndim == 1 else K @ e
+    """``K e`` for a diagonal ``(n,)`` or full ``(n, n)`` gain and an error ``(n,)`` or a batch ``(B, n)``."""
+    return K * e if K.ndim == 1 else e @ K.T
 
 
 class _Controller:

@@ -34,7 +34,7 @@ from .model import Model
 from .spatial import Ad, inverse_transform
 
 __all__ = ["Kernel", "call", "vector", "check_model", "output", "external_wrenches", "raise_status", "check_room",
-           "finite_result"]
+           "finite_result", "statuses"]
 
 F64 = np.dtype(np.float64)
 _ND = np.ndarray
@@ -582,6 +582,31 @@ def _one_at_a_time(kernel, entry, args, params, outs, status):
     for k in range(status.shape[0]):
         extra = [F[k] if use_fext else _NO_FEXT, use_fext] if entry.fext else []
         status[k] = kernel.one(kd, *(r[k] for r in rows), *extra, *params, *(y[k] for y in outs))
+
+
+def statuses(kernel: Kernel, model, B, batch_args, member_args, status=None) -> np.ndarray:
+    """Run ``kernel`` on arguments its caller has checked and laid out (C-contiguous float64 arrays
+    of the entry's signature) and return the status of each of the ``B`` states, raising nothing:
+    for callers that report per state and go on with the others (:func:`screwdyn.simulate`'s
+    batches). ``batch_args``: the batch entry's arguments between ``kd`` and ``status``;
+    ``member_args(k)``: the one-state entry's for state ``k``, used for a batch of one and for a
+    model whose one lane of work does not fit numba's threads (states one at a time, on a large
+    stack). ``status``: ``(B,)`` int64 read and written by kernels that keep it across calls."""
+    if status is None:
+        status = np.zeros(B, dtype=np.int64)
+    if B == 0:
+        return status
+    lanes = kernel.lanes_for(model)
+    if B == 1 or lanes == 0:
+        floats = kernel.entry.work_floats(model.n)
+        for k in range(B):
+            code = on_large_stack(floats, kernel.one, model._kd, *member_args(k))
+            if code == Status.NOT_FAST:   # pragma: no cover - the caller's layout is wrong
+                raise AssertionError(f"{kernel.key}: arguments not laid out as the entry point takes them")
+            status[k] = code
+    elif kernel.run_batch((model._kd, *batch_args, status), lanes):   # pragma: no cover - as above
+        raise AssertionError(f"{kernel.key}: arguments not laid out as the entry point takes them")
+    return status
 
 
 # ---------------------------------------------------------------------------------- compiling ahead

@@ -5,8 +5,8 @@ Everything here draws on :class:`matplotlib.figure.Figure` objects with the Agg 
 through ``pyplot``: it works without a display and does not touch the user's pyplot state.
 The figures display in Jupyter as they are returned.
 
-* :func:`plot_trajectory`: joint positions, velocities, torques and energies against time, in
-  one figure.
+* :func:`plot_trajectory`: joint positions (with their limits), velocities, torques and energies
+  against time, in one figure; a batch of rollouts as fans (median and percentile bands).
 * :func:`plot_torques`: measured against predicted (or fitted) joint torques, a panel per joint
   with the RMS of their difference, for identification (:mod:`screwdyn.ident`).
 * :func:`plot_robot`: the robot at one configuration: a segment from each body's frame origin
@@ -39,41 +39,147 @@ def _labels(traj):
     return list(traj.joint_names) if traj.joint_names else [f"q{i}" for i in range(traj.n)]
 
 
-def plot_trajectory(traj, path=None, title=None, dpi=120):
-    """One figure of four panels against time: ``q``, ``qd``, ``tau`` and the energies
-    (kinetic, potential, total, with the total's drift from its start in the title).
+_FAN = (5, 25, 50, 75, 95)   # percentiles of a batch's fan: the outer band, the inner band, the median
+
+
+def _curves(ax, t, data, color, label=None, lw=1.2, ls="-"):
+    """One line of ``data (N,)``, or for a batch ``(B, N)`` a fan: the median, and bands between the
+    25th and 75th and between the 5th and 95th percentiles (NaN samples of diverged rollouts left out)."""
+    if data.ndim == 1:
+        ax.plot(t, data, lw=lw, ls=ls, color=color, label=label)
+        return
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # a time where every rollout diverged
+        p05, p25, p50, p75, p95 = np.nanpercentile(data, _FAN, axis=0)
+    ax.fill_between(t, p05, p95, color=color, alpha=0.12, lw=0)
+    ax.fill_between(t, p25, p75, color=color, alpha=0.3, lw=0)
+    ax.plot(t, p50, lw=lw, ls=ls, color=color, label=label)
+
+
+def _reference_positions(reference, t, n):
+    """``q_d (N, n)`` of a reference (a callable ``t -> (q_d, qd_d, qdd_d)`` or an array ``(N, n)``)."""
+    if reference is None:
+        return None
+    q_d = reference(t)[0] if callable(reference) else reference
+    q_d = np.asarray(q_d, dtype=float)
+    if q_d.shape != (len(t), n):
+        raise InputError(f"the reference must give q_d of shape ({len(t)}, {n}), got {q_d.shape}")
+    return q_d
+
+
+def _strip(ax, t, q, j, lo, hi, color, q_d=None):
+    """Joint ``j``'s position against time with its limits: the range beyond each drawn grey and
+    edged by a dashed line, the view wide enough to show both limits and the motion."""
+    _curves(ax, t, q[..., j], color)
+    if q_d is not None:
+        ax.plot(t, q_d[:, j], lw=1.0, ls="--", color="k", label="reference")
+    finite = [x for x in (lo, hi) if np.isfinite(x)]
+    with np.errstate(invalid="ignore"):
+        seen = q[..., j][np.isfinite(q[..., j])]
+    values = np.concatenate([seen, finite]) if seen.size else np.array(finite or [0.0])
+    span = max(float(values.max() - values.min()), 1e-3)
+    bottom, top = values.min() - 0.12 * span, values.max() + 0.12 * span
+    for limit, edge in ((lo, bottom), (hi, top)):
+        if np.isfinite(limit):
+            ax.axhspan(min(limit, edge), max(limit, edge), color="0.85", lw=0)
+            ax.axhline(limit, color="0.35", ls="--", lw=0.8)
+    ax.set_ylim(bottom, top)
+    ax.grid(True, alpha=0.3)
+
+
+def plot_trajectory(traj, path=None, title=None, dpi=120, reference=None, limits=True):
+    """The motion against time: each joint's position in a panel of its own with its limits (the
+    range beyond each limit grey), and the velocities, applied torques and energies (kinetic,
+    potential, total, with the total's change in the title).
+
+    A batch (``traj.q`` of shape ``(..., N, n)``) is drawn as fans: the median of the rollouts, and
+    bands between their 25th and 75th and their 5th and 95th percentiles. ``reference``: the
+    trajectory a controller tracked (a :class:`~screwdyn.trajectory.JointTrajectory`, any
+    ``t -> (q_d, qd_d, qdd_d)``, or ``q_d (N, n)``), drawn dashed on the positions. ``limits``:
+    draw the joint limits (``traj.limits``; the velocity and effort limits dashed on their panels).
+    A model of more than 10 joints gets one panel for all positions.
 
     Returns the :class:`~matplotlib.figure.Figure`; with ``path``, also saves it there
     (the format follows the extension: .png, .pdf, .svg ...).
     """
     names = _labels(traj)
-    fig = _figure((11, 7.5))
-    axes = fig.subplots(2, 2, sharex=True)
-    panels = ((axes[0, 0], traj.q, "joint position q [rad, m]"),
-              (axes[0, 1], traj.qd, "joint velocity qd [rad/s, m/s]"),
-              (axes[1, 0], traj.tau, "applied torque tau [N m, N]"))
-    for ax, data, label in panels:
-        for i, jn in enumerate(names):
-            ax.plot(traj.t, data[:, i], lw=1.2, label=jn)
+    n = traj.n
+    batch = traj.q.ndim > 2
+    q = traj.q.reshape((-1,) + traj.q.shape[-2:]) if batch else traj.q
+    flat = (lambda x: x.reshape((-1,) + x.shape[-2:])) if batch else (lambda x: x)
+    lim = traj.limits if limits and traj.limits else None
+    q_d = _reference_positions(reference, traj.t, n)
+    strips = n <= 10
+    fig = _figure((12, max(7.5, 1.15 * n + 1.0) if strips else 7.5))
+    outer = fig.add_gridspec(1, 2)
+    left, right = outer[0, 0].subgridspec(n if strips else 1, 1), outer[0, 1].subgridspec(3, 1)
+    colors = [f"C{i % 10}" for i in range(n)]
+    if strips:
+        qaxes = [fig.add_subplot(left[j, 0]) for j in range(n)]
+        for j, ax in enumerate(qaxes):
+            lo, hi = (lim["q_lower"][j], lim["q_upper"][j]) if lim else (np.inf, np.inf)
+            _strip(ax, traj.t, q, j, lo, hi, colors[j], q_d)
+            ax.set_ylabel(names[j], fontsize="small", rotation=0, ha="right", va="center")
+            ax.tick_params(labelsize="small")
+            if j < n - 1:
+                ax.tick_params(labelbottom=False)
+            ax.sharex(qaxes[0])
+        qaxes[0].set_title("joint position q [rad, m]" + ("; joint limits dashed, beyond them grey" if lim else ""),
+                           fontsize="medium")
+        if q_d is not None:
+            qaxes[0].legend(fontsize="x-small", loc="upper right")
+        qaxes[-1].set_xlabel("time t [s]")
+    else:
+        ax = fig.add_subplot(left[0, 0])
+        for j in range(n):
+            _curves(ax, traj.t, q[..., j], colors[j], names[j])
+            if lim:
+                for x in (lim["q_lower"][j], lim["q_upper"][j]):
+                    if np.isfinite(x):
+                        ax.axhline(x, color=colors[j], ls="--", lw=0.6)
+        ax.set_ylabel("joint position q [rad, m]")
+        ax.set_xlabel("time t [s]")
+        ax.grid(True, alpha=0.3)
+        qaxes = [ax]
+    axes = [fig.add_subplot(right[r, 0], sharex=qaxes[0]) for r in range(3)]
+    drawn = False
+    for ax, data, label, key in ((axes[0], flat(traj.qd), "joint velocity qd [rad/s, m/s]", "velocity"),
+                                 (axes[1], flat(traj.tau), "applied torque tau [N m, N]", "effort")):
+        for j, jn in enumerate(names):
+            _curves(ax, traj.t, data[..., j], colors[j], jn)
+        if lim:
+            with np.errstate(invalid="ignore"):
+                peak = np.nanmax(np.abs(data).reshape(-1, n), axis=0) if np.isfinite(data).any() else np.zeros(n)
+            for j in range(n):   # the limits of the joints that came within half of them (the others squash it)
+                x = lim[key][j]
+                if np.isfinite(x) and peak[j] >= 0.5 * x:
+                    drawn = True
+                    for sign in (1, -1):
+                        ax.axhline(sign * x, color=colors[j], ls="--", lw=0.7)
         ax.set_ylabel(label)
         ax.grid(True, alpha=0.3)
-    axes[0, 0].legend(fontsize="small", ncol=2 if len(names) > 4 else 1, loc="best")
+    axes[0].legend(fontsize="x-small", ncol=2 if n > 4 else 1, loc="best")
+    if drawn:
+        axes[0].set_title("velocity and effort limits dashed", fontsize="small", loc="right")
     if not np.any(traj.tau):
-        axes[1, 0].text(0.5, 0.5, "no applied torque (passive robot)", transform=axes[1, 0].transAxes,
-                        ha="center", va="center", color="0.4")
-    ax = axes[1, 1]
-    E = traj.total_energy
-    ax.plot(traj.t, traj.kinetic_energy, lw=1.2, label="kinetic")
-    ax.plot(traj.t, traj.potential_energy, lw=1.2, label="potential")
-    ax.plot(traj.t, E, lw=2.0, color="k", label="total")
+        axes[1].text(0.5, 0.5, "no applied torque (passive robot)", transform=axes[1].transAxes,
+                     ha="center", va="center", color="0.4")
+    ax = axes[2]
+    K, U = (x.reshape(-1, len(traj.t)) if batch else x for x in (traj.kinetic_energy, traj.potential_energy))
+    E = K + U
+    _curves(ax, traj.t, K, "C0", "kinetic")
+    _curves(ax, traj.t, U, "C1", "potential")
+    _curves(ax, traj.t, E, "k", "total", lw=2.0)
     ax.set_ylabel("energy [J]")
+    ax.set_xlabel("time t [s]")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="best")
-    ax.set_title(f"total energy change {E[-1] - E[0]:+.4g} J", fontsize="medium")
-    for a in axes[1]:
-        a.set_xlabel("time t [s]")
+    change = np.nanmedian(E[..., -1] - E[..., 0]) if batch else E[-1] - E[0]
+    ax.set_title(f"total energy change {change:+.4g} J" + (" (median)" if batch else ""), fontsize="medium")
     if title is None:
-        title = (f"{traj.model_name or 'robot'}: {traj.t[-1]:g} s, "
+        what = f"{int(np.prod(traj.q.shape[:-2]))} rollouts (median, 25-75 % and 5-95 % bands), " if batch else ""
+        title = (f"{traj.model_name or 'robot'}: {what}{traj.t[-1]:g} s, "
                  f"{traj.integrator or 'simulation'}, dt = {traj.dt:g} s")
     fig.suptitle(title)
     if path is not None:
@@ -197,10 +303,11 @@ def plot_robot(model, q, path=None, ax=None, title=None, dpi=120, view=(25, -60)
     return fig
 
 
-def animate(model, traj, path, fps=25, speed=1.0, dpi=80, view=(25, -60), max_frames=600):
+def animate(model, traj, path, fps=25, speed=1.0, dpi=80, view=(25, -60), max_frames=600, member=None):
     """Write an animation of the stick figure following ``traj`` to ``path`` (``.gif`` with
     Pillow, ``.mp4`` with ffmpeg). ``speed`` > 1 plays faster than real time; at most
-    ``max_frames`` frames are drawn. Returns the number of frames written."""
+    ``max_frames`` frames are drawn. A batch of rollouts: ``member`` (its index, default the first)
+    is the one drawn. Returns the number of frames written."""
     from matplotlib.animation import FFMpegWriter, PillowWriter
 
     path = Path(path)
@@ -213,6 +320,10 @@ def animate(model, traj, path, fps=25, speed=1.0, dpi=80, view=(25, -60), max_fr
         writer = FFMpegWriter(fps=fps)
     else:
         raise InputError(f"animation file must end in .gif or .mp4, got {path.name!r}")
+    if traj.q.ndim > 2:
+        traj = traj[(0,) * (traj.q.ndim - 2) if member is None else member]
+    elif member is not None:
+        raise InputError("member selects a rollout of a batch; this trajectory is one rollout")
     if traj.q.shape[1] != model.n:
         raise InputError(f"the trajectory has {traj.q.shape[1]} joints, the model {model.n}")
     t = np.asarray(traj.t)

@@ -56,22 +56,31 @@ def time_scaling(Tf, t, method="quintic"):
     """``(s, sd, sdd)`` at times ``t`` (scalar or array), held at the ends outside ``[0, Tf]``."""
     Tf = _duration(Tf)
     kind = _method(method)
+    if isinstance(t, (float, int)) and not isinstance(t, bool):   # one time (a controller's call): plain floats
+        t = float(t)
+        s, sd, sdd = _polynomial(min(max(t / Tf, 0.0), 1.0), Tf, kind)
+        inside = 0.0 <= t <= Tf   # the cubic's acceleration jumps at the ends: keep the inner value
+        return s, (sd if inside else 0.0), (sdd if inside else 0.0)
     t = np.asarray(t, dtype=float)
-    r = np.clip(t / Tf, 0.0, 1.0)
-    inside = (t >= 0) & (t <= Tf)   # the cubic's acceleration jumps at the ends: keep the inner value
-    if kind == "cubic":
-        s = 3 * r**2 - 2 * r**3
-        sd = (6 * r - 6 * r**2) / Tf
-        sdd = (6 - 12 * r) / Tf**2
-    else:
-        s = 10 * r**3 - 15 * r**4 + 6 * r**5
-        sd = (30 * r**2 - 60 * r**3 + 30 * r**4) / Tf
-        sdd = (60 * r - 180 * r**2 + 120 * r**3) / Tf**2
+    s, sd, sdd = _polynomial(np.clip(t / Tf, 0.0, 1.0), Tf, kind)
+    inside = (t >= 0) & (t <= Tf)
     sd = np.where(inside, sd, 0.0)
     sdd = np.where(inside, sdd, 0.0)
     if s.ndim == 0:
         return float(s), float(sd), float(sdd)
     return s, sd, sdd
+
+
+def _polynomial(r, Tf, kind):
+    """``(s, sd, sdd)`` at ``r = t / Tf`` in ``[0, 1]`` (a float or an array: the same operations)."""
+    r2 = r * r
+    r3 = r2 * r
+    if kind == "cubic":
+        return 3 * r2 - 2 * r3, (6 * r - 6 * r2) / Tf, (6 - 12 * r) / (Tf * Tf)
+    r4 = r3 * r
+    r5 = r4 * r
+    return (10 * r3 - 15 * r4 + 6 * r5, (30 * r2 - 60 * r3 + 30 * r4) / Tf,
+            (60 * r - 180 * r2 + 120 * r3) / (Tf * Tf))
 
 
 def _method(method):
@@ -112,7 +121,8 @@ class JointTrajectory:
     def __call__(self, t):
         s, sd, sdd = time_scaling(self.duration, t, self.method)
         d = self.q_end - self.q_start
-        s, sd, sdd = (np.asarray(x)[..., None] for x in (s, sd, sdd))
+        if type(s) is not float:
+            s, sd, sdd = (np.asarray(x)[..., None] for x in (s, sd, sdd))
         return self.q_start + s * d, sd * d, sdd * d
 
     def times(self, N) -> np.ndarray:

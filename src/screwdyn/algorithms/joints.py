@@ -284,3 +284,13 @@ def joint_screw(kd, i):
     if kd[i, JTYPE] == PRISMATIC:
         return 0.0, 0.0, 0.0, a0, a1, a2
     return a0, a1, a2, 0.0, 0.0, 0.0
+
+
+@njit(**HELPER)
+def joint_integrate(kd, q, v, dt, out):
+    """``out = q (+) v dt``: the configuration reached from ``q (nq,)`` by moving with the velocity
+    ``v (nv,)`` for ``dt`` (the exponential map of each joint's configuration space; every
+    integrator's position update goes through here). Revolute and prismatic joints: ``q_i + dt v_i``.
+    ``out`` may be ``q``."""
+    for i in range(kd.shape[0] - 1):
+        out[i] = q[i] + dt * v[i]

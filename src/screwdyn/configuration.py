@@ -184,6 +184,30 @@ def _unit(a):
     return a / np.linalg.norm(a, axis=-1, keepdims=True)
 
 
+def dexp_inverse(model: Model, xi, v) -> np.ndarray:
+    """``d xi / dt`` when ``q(t) = q0 (+) xi(t)`` (:func:`integrate`) moves with the velocity ``v``:
+    for a free-flyer or spherical joint ``v + [xi, v] / 2 + [xi, [xi, v]] / 12`` (the inverse of
+    the right-trivialized differential of ``exp``, to the order a fourth-order Runge-Kutta-Munthe-Kaas
+    step needs; ``[., .]`` the twists' bracket ``ad``), the others ``v``. ``xi, v (..., nv)``."""
+    _check(model)
+    xi, v = np.asarray(xi, dtype=float), np.asarray(v, dtype=float)
+    out = np.array(np.broadcast_to(v, np.broadcast_shapes(xi.shape, v.shape)), dtype=float)
+    _, _, _, free_v, _, ball_v = _blocks(model)
+
+    def bracket(a, b):   # [a, b] = ad_a b for twists (w, u): (wa x wb, wa x ub + ua x wb)
+        w = np.cross(a[..., :3], b[..., :3])
+        if a.shape[-1] == 3:
+            return w
+        return np.concatenate([w, np.cross(a[..., :3], b[..., 3:]) + np.cross(a[..., 3:], b[..., :3])], axis=-1)
+
+    for idx in (free_v, ball_v):
+        if idx.size:
+            x, y = xi[..., idx], out[..., idx]
+            b1 = bracket(x, y)
+            out[..., idx] = y + 0.5 * b1 + bracket(x, b1) / 12.0
+    return out
+
+
 def difference(model: Model, q0, q1) -> np.ndarray:
     """``q1 (-) q0``: the velocity ``v (..., nv)`` with ``integrate(model, q0, v) == q1`` (a
     free-flyer's ``log(T(q0)^-1 T(q1))`` in its body frame, a spherical joint's

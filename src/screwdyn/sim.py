@@ -131,8 +131,26 @@ def _sd():
 def _integrate(model, q, v, dt):
     """``q (+) v dt``: the configuration reached from ``q`` moving with velocity ``v`` for ``dt``
     (every position update of the integrators; :func:`screwdyn.algorithms.joints.joint_integrate`
-    in the compiled rollouts). Revolute and prismatic joints: ``q + dt v``."""
+    in the compiled rollouts). Revolute and prismatic joints: ``q + dt v``; free-flyers and
+    spherical joints on their manifolds (:func:`screwdyn.integrate`, quaternions kept unit)."""
+    if model.nq != model.nv:
+        return _sd().integrate(model, q, v, dt)
     return q + dt * v
+
+
+def _dof_positions(model, q):
+    """``q (..., nq)`` as one position per degree of freedom ``(..., nv)``: a one-DoF joint's
+    coordinate (the joint limits are theirs); a free-flyer's or spherical joint's degrees of freedom
+    get 0, where no limit is."""
+    if model.nq == model.nv:
+        return q
+    qmap = model._derived.get("dof_positions")
+    if qmap is None:
+        one = model.nvs == 1
+        qmap = model._derived["dof_positions"] = (model.idx_vs[one], model.idx_qs[one])
+    out = np.zeros(q.shape[:-1] + (model.nv,))
+    out[..., qmap[0]] = q[..., qmap[1]]
+    return out
 
 
 # ---------------------------------------------------------------------------- joint limits
@@ -180,12 +198,22 @@ def _limit_table(model, joint_limits, friction, saturate, dt):
         if not isinstance(joint_limits, JointLimits):
             raise InputError(f"joint_limits must be True, False or a JointLimits, got {joint_limits!r}")
         lim[:, STIFFNESS], lim[:, DAMPING] = joint_limits.constants(model, dt)
-        lim[:, LOWER], lim[:, UPPER] = model.q_lower, model.q_upper
+        lim[:, LOWER], lim[:, UPPER] = _dof_limits(model)
     if friction:
         lim[:, VISCOUS], lim[:, COULOMB] = model.damping, model.friction
     lim[:, EFFORT] = model.effort_limit if saturate else np.inf
-    lim[:, QMIN], lim[:, QMAX], lim[:, VMAX] = model.q_lower, model.q_upper, model.velocity_limit
+    (lim[:, QMIN], lim[:, QMAX]), lim[:, VMAX] = _dof_limits(model), model.velocity_limit
     return lim
+
+
+def _dof_limits(model):
+    """Position limits per degree of freedom (none on a free-flyer's or spherical joint's)."""
+    if model.nq == model.nv:
+        return model.q_lower, model.q_upper
+    lo, hi = np.full(model.nv, -np.inf), np.full(model.nv, np.inf)
+    one = model.nvs == 1
+    lo[model.idx_vs[one]], hi[model.idx_vs[one]] = model.q_lower[model.idx_qs[one]], model.q_upper[model.idx_qs[one]]
+    return lo, hi
 
 
 def _watch_start(B, n):
@@ -214,26 +242,28 @@ def _drive(lim, tau, qd):
     return tau - (lim[:, VISCOUS] * qd + lim[:, COULOMB] * np.sign(qd))
 
 
-def _limits(fd, lim, q, qd, a):
+def _limits(fd, lim, q, qd, a, qv=None):
     """The joint limits added to the accelerations ``a`` at rows ``q, qd (B, n)``: the rollout kernel's
-    ``limits`` in NumPy, for ``method="crba"`` (``fd(q, qd, tau)``: its forward dynamics)."""
+    ``limits`` in NumPy, for ``method="crba"`` (``fd(q, qd, tau)``: its forward dynamics; ``qv`` the
+    positions per degree of freedom, :func:`_dof_positions`, ``q`` itself when None)."""
+    qv = q if qv is None else qv
     with np.errstate(invalid="ignore"):
-        side = np.where(q > lim[:, UPPER], 1.0, np.where(q < lim[:, LOWER], -1.0, 0.0))
+        side = np.where(qv > lim[:, UPPER], 1.0, np.where(qv < lim[:, LOWER], -1.0, 0.0))
     joints = np.flatnonzero(side.any(axis=0))
     if not len(joints):
         return a
-    zero = np.zeros_like(q)
+    zero = np.zeros_like(qd)
     gravity = fd(q, zero, zero)
     columns = {}
     for i in joints:
         e = zero.copy()
         e[:, i] = 1.0
         columns[i] = fd(q, zero, e) - gravity
-    F = np.zeros_like(q)
+    F = np.zeros_like(qd)
     for _ in range(SWEEPS):
         for i in joints:
             on = side[:, i] != 0.0
-            x = q[:, i] - np.where(side[:, i] > 0.0, lim[i, UPPER], lim[i, LOWER])
+            x = qv[:, i] - np.where(side[:, i] > 0.0, lim[i, UPPER], lim[i, LOWER])
             reference = -lim[i, STIFFNESS] * x - lim[i, DAMPING] * qd[:, i]
             f = F[:, i] + (reference - a[:, i]) / columns[i][:, i]
             f = np.where(side[:, i] > 0.0, np.minimum(f, 0.0), np.maximum(f, 0.0))
@@ -286,7 +316,7 @@ class _Field:
             return a, st
 
         a, st = fd(q, qd, _drive(lim, tp, qd))
-        a = _limits(lambda q, qd, e: fd(q, qd, e, _NO_FEXT[0], False)[0], lim, q, qd, a)
+        a = _limits(lambda q, qd, e: fd(q, qd, e, _NO_FEXT[0], False)[0], lim, q, qd, a, _dof_positions(model, q))
         return a, tp, st
 
 
@@ -411,9 +441,12 @@ class Trajectory:
         if self.batch_shape:
             cols["rollout"] = np.repeat(np.arange(B), N)
         cols["t"] = np.tile(self.t, B)
+        q_names = names
+        if self.q.shape[-1] != len(names):   # quaternions in q: a name per entry (Model.q_names)
+            q_names = self.model.q_names if self.model is not None else tuple(f"q{i}" for i in range(self.q.shape[-1]))
         for key in ("q", "qd", "qdd", "tau"):
             arr = getattr(self, key).reshape(B * N, -1)
-            for i, jn in enumerate(names):
+            for i, jn in enumerate(q_names if key == "q" else names):
                 cols[f"{key}_{jn}"] = arr[:, i]
         cols["kinetic_energy"] = self.kinetic_energy.reshape(-1)
         cols["potential_energy"] = self.potential_energy.reshape(-1)
@@ -690,9 +723,9 @@ class _Report:
         "rollouts"}}`` for the joints that went beyond their limits (position: by how much), from the
         rollouts' record ``W`` (the rollout kernel's)."""
         m = self.model
-        names = m.joint_names
+        names = m.v_names
         out = {"position": {}, "velocity": {}, "effort": {}}
-        slides = m.joint_type == 1
+        slides = np.repeat(m.joint_type == 1, m.nvs)
         for kind, first, peak, limit, unit in (("position", FIRST_Q, PEAK_Q, None, ("rad", "m")),
                                                ("velocity", FIRST_V, PEAK_V, m.velocity_limit, ("rad/s", "m/s"))):
             hit = W[:, first] >= 0                                                          # (B, n)
@@ -788,6 +821,8 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     name = _integrator_name(integrator)
     if method not in _FD_METHODS:
         raise InputError(f"method must be one of {_FD_METHODS}, got {method!r}")
+    if nq != nv:   # quaternions in q: the stages in Python, on the manifold (the compiled rollouts add q + h v)
+        method = "crba"
     q, qd, batch = _states(q0, qd0, nq, nv)
     B = len(q)
     t = _time_grid(duration, dt)
@@ -817,14 +852,14 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
         elif name in FIXED_STEP:
             with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # divergence is detected and reported
                 _stages(name, model, t, inputs, _Field(model, lim, B, method), Q, V, A, TAU, dead, bar)
-            W = _watch(lim, Q, V)
+            W = _watch(lim, _dof_positions(model, Q), V)
         else:
             per_step = hold and calls or any(s[0] == "array" and s[1].shape[1] > 1 for s in (tau_src, f_src))
             with _serial(1):
                 nfev = _adaptive(name, t, inputs, _Field(model, lim, 1, method), Q, V, A, TAU, dead, bar, per_step,
                                  dict(rtol=rtol, atol=atol, **(ivp_options or {})), single=not batch,
                                  friction=bool(friction))
-            W = _watch(lim, Q, V)
+            W = _watch(lim, _dof_positions(model, Q), V)
     finally:
         if isinstance(bar, ProgressBar):
             bar.close()
@@ -840,7 +875,7 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     limits = {"q_lower": model.q_lower, "q_upper": model.q_upper, "velocity": model.velocity_limit,
               "effort": model.effort_limit}
     return Trajectory(t=t, q=Q.reshape(shape + (nq,)), qd=V.reshape(shape + (nv,)), qdd=A.reshape(shape + (nv,)),
-                      tau=TAU.reshape(shape + (nv,)), joint_names=model.joint_names, model_name=model.name,
+                      tau=TAU.reshape(shape + (nv,)), joint_names=model.v_names, model_name=model.name,
                       integrator=name, dt=float(dt), info=info, limits=limits, model=model)
 
 
@@ -966,6 +1001,8 @@ def _stages(name, model, t, inputs, field, Q, V, A, TAU, dead, bar):
         elif name == "semi_implicit_euler":       # symplectic Euler
             qd = qd + h * a
             q = _integrate(model, q, qd, h)
+        elif model.nq != model.nv:                # RK4 on the manifold: Runge-Kutta-Munthe-Kaas (docs/theory.md §13)
+            q, qd = _rkmk4(model, accel, tk, h, q, qd, a, k)
         else:                                     # classical RK4 on x = (q, qd)
             h2 = 0.5 * h
             v2 = qd + h2 * a
@@ -976,7 +1013,7 @@ def _stages(name, model, t, inputs, field, Q, V, A, TAU, dead, bar):
             a4, _ = accel(tk + h, _integrate(model, q, v3, h), v4, k)
             q = _integrate(model, q, qd + 2.0 * v2 + 2.0 * v3 + v4, h / 6.0)
             qd = qd + (h / 6.0) * (a + 2.0 * a2 + 2.0 * a3 + a4)
-        gone = ~np.isfinite(np.sum(q * q + qd * qd, axis=1))   # NaN, inf, or beyond 1e308: diverged
+        gone = ~np.isfinite(np.sum(q * q, axis=1) + np.sum(qd * qd, axis=1))   # NaN, inf, or beyond 1e308: diverged
         if gone.any() or dead.any():
             dead[gone & (dead == 0)] = Status.NONFINITE
             q[dead != 0], qd[dead != 0] = np.nan, np.nan
@@ -984,6 +1021,31 @@ def _stages(name, model, t, inputs, field, Q, V, A, TAU, dead, bar):
             bar((k + 1) / (N - 1))
     a, tp = accel(t[-1], q, qd, N - 1)
     record(N - 1, q, qd, a, tp)
+
+
+def _rkmk4(model, accel, tk, h, q, qd, a, k):
+    """One RK4 step of ``q (+)= xi``, ``xi' = dexp^-1_xi(qd)``, ``qd' = a`` from ``(q, qd)`` with
+    ``a = accel(q, qd)`` (Munthe-Kaas 1998; :func:`screwdyn.configuration.dexp_inverse`): fourth
+    order on the joints' manifolds, where adding the stages' velocities in ``q``'s tangent space is
+    second order. Revolute and prismatic joints step as classical RK4."""
+    sd = _sd()
+    from .configuration import dexp_inverse
+
+    h2 = 0.5 * h
+    v2 = qd + h2 * a
+    x2 = h2 * qd
+    a2, _ = accel(tk + h2, sd.integrate(model, q, x2), v2, k)
+    k2 = dexp_inverse(model, x2, v2)
+    v3 = qd + h2 * a2
+    x3 = h2 * k2
+    a3, _ = accel(tk + h2, sd.integrate(model, q, x3), v3, k)
+    k3 = dexp_inverse(model, x3, v3)
+    v4 = qd + h * a3
+    x4 = h * k3
+    a4, _ = accel(tk + h, sd.integrate(model, q, x4), v4, k)
+    k4 = dexp_inverse(model, x4, v4)
+    return (sd.integrate(model, q, qd + 2.0 * k2 + 2.0 * k3 + k4, h / 6.0),
+            qd + (h / 6.0) * (a + 2.0 * a2 + 2.0 * a3 + a4))
 
 
 def _adaptive(name, t, inputs, field, Q, V, A, TAU, dead, bar, per_step, options, single, friction=True):

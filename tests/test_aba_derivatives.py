@@ -122,5 +122,5 @@ def test_batches_equal_single_states_and_singular_states_are_reported(rng):
     with pytest.raises(screwdyn.ModelError, match="singular") as ours:
         screwdyn.forward_dynamics_derivatives(massless, [0, 0], [0, 0], [0, 0])
     assert str(ours.value) == str(single.value)
-    with pytest.raises(screwdyn.ModelError, match=r"singular \(batch index \(0,\)\)"):
+    with pytest.raises(screwdyn.ModelError, match=r"singular or not positive definite \(batch index \(0,\)\)"):
         screwdyn.forward_dynamics_derivatives(massless, np.zeros((3, 2)), [0, 0], [0, 0])

@@ -133,10 +133,73 @@ def test_a_large_batch_takes_the_general_path_with_the_same_answer(rng):
 
 
 # ---------------------------------------------------------------------------------- threads
-def test_the_one_state_entry_points_release_the_gil():
+def _ticks_while(work, calls):
+    """How often the main thread ran while another thread made ``calls`` calls of ``work``. With no
+    forced switches (a switch interval of 30 s), the other thread gives the GIL up only where it
+    releases it; the main thread, woken every 0.5 ms, counts a tick each time it gets it back."""
+    import sys
+    import threading
+    import time
+    done = threading.Event()
+
+    def loop():
+        for _ in range(calls):
+            work()
+        done.set()
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    ticks = 0
+    try:
+        worker = threading.Thread(target=loop)
+        worker.start()
+        while not done.is_set():
+            time.sleep(0.0005)
+            ticks += not done.is_set()
+        worker.join()
+    finally:
+        sys.setswitchinterval(old)
+    return ticks
+
+
+def test_the_one_state_entry_points_release_the_gil(rng):
+    """Every one-state entry point is compiled nogil, and while a thread makes one-state calls another
+    runs; a loop of pure Python in its place lets it run not once (the measure tells them apart)."""
     for kernel in dispatch.kernels():
         assert kernel.entry.one.targetoptions.get("nogil") is True, kernel.key
-        assert not kernel.entry.batch.targetoptions.get("nogil"), kernel.key   # (workqueue: one caller at a time)
+    model = random_model(rng, n=44, fixed=0)
+    q = np.zeros(model.n)
+    screwdyn.mass_matrix_inverse(model, q)
+    assert _ticks_while(lambda: screwdyn.mass_matrix_inverse(model, q), 300) >= 5
+    assert _ticks_while(lambda: sum(range(5000)), 300) == 0
+
+
+WORKQUEUE_THREADS = """
+import threading, numpy as np, screwdyn, numba
+b = screwdyn.ModelBuilder("chain")
+for i in range(6):
+    b.add_body(f"l{i}", "base" if i == 0 else f"l{i - 1}", f"j{i}", "revolute", axis=(0, 1, 1), mass=1.0,
+               com=(0.1, 0, 0), inertia=np.eye(3) * 1e-2)
+m = b.build()
+Q = np.random.default_rng(1).normal(size=(2000, m.n))
+ref = screwdyn.inverse_dynamics(m, Q, Q, Q)
+def work():
+    for _ in range(100):
+        assert np.array_equal(screwdyn.inverse_dynamics(m, Q, Q, Q), ref)
+threads = [threading.Thread(target=work) for _ in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(numba.threading_layer())
+"""
+
+
+def test_batches_from_many_threads_under_numba_workqueue_layer():
+    """numba's workqueue threading layer (where neither TBB nor OpenMP is installed) ends the process
+    when two threads enter a parallel region at once; screwdyn runs one batch at a time."""
+    env = dict(os.environ, NUMBA_THREADING_LAYER="workqueue")
+    r = subprocess.run([sys.executable, "-c", WORKQUEUE_THREADS], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-1] == "workqueue"
 
 
 @pytest.mark.parametrize("bodies", [12, 110])

@@ -126,8 +126,15 @@ class Kernel:
         return lanes
 
     def run_batch(self, args, lanes):
-        """The batch entry point on ``args`` (outputs and ``status`` last)."""
-        return self.batch(lanes)(*args) if lanes is None else self.batch(lanes)(*args, lanes)
+        """The batch entry point on ``args`` (outputs and ``status`` last), one batch at a time: a
+        batch runs on all of numba's threads and releases the GIL, and numba's workqueue threading
+        layer (where neither TBB nor OpenMP is installed) ends the process when two Python threads
+        enter a parallel region at once."""
+        with _ONE_BATCH:
+            return self.batch(lanes)(*args) if lanes is None else self.batch(lanes)(*args, lanes)
+
+
+_ONE_BATCH = threading.Lock()
 
 
 def _main_thread_room():

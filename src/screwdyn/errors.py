@@ -44,3 +44,8 @@ class URDFWarning(ScrewdynWarning):
 
 class MJCFWarning(ScrewdynWarning):
     """Part of an MJCF model that the screwdyn model leaves out (see :mod:`screwdyn.io.mjcf`)."""
+
+
+class VisualWarning(ScrewdynWarning):
+    """Visual geometry that cannot be shown (a mesh not found or unreadable, an unknown geometry).
+    The model's dynamics are not affected."""

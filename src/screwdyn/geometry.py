@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import VisualWarning
+
 __all__ = ["KINDS", "Visual", "VisualWarning"]
 
 #: The geometry kinds a :class:`Visual` can have, with the meaning of its ``size``.
@@ -30,11 +32,6 @@ KINDS = {
     "capsule": "(radius, length) [m]: a cylinder along z with hemispheres on its ends (MJCF)",
     "ellipsoid": "semi-axes (a, b, c) [m] along x, y, z (MJCF)",
 }
-
-
-class VisualWarning(UserWarning):
-    """Visual geometry that cannot be shown (a mesh not found or unreadable, an unknown geometry).
-    The model's dynamics are not affected."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -79,8 +79,7 @@ FAST = MODE == "fast"
 CACHED = FAST                    # see the module docstring: no cache without the stamp
 ATOMICS = FAST
 # error_model numpy: x / 0 is inf, no exception. nogil: a one-state entry point lets other Python threads run
-# meanwhile (the batch entry points, parallel, keep the GIL: numba's default threading layer, workqueue, must
-# not be entered by two threads at once).
+# meanwhile (a batch entry point, parallel, releases the GIL in numba's parallel region anyway).
 KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy", "nogil": True} if FAST
           else {"cache": False, "error_model": "numpy", "nogil": True})
 HELPER = dict(KERNEL, forceinline=True) if FAST else KERNEL

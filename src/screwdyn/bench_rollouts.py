@@ -11,8 +11,10 @@ from the same random states (positions within the limits, velocities of 0.5 rad/
 cell is the median over ``--rounds`` interleaved rounds (one run of each library per round: this
 kind of machine is shared and drifts), in microseconds per robot-step (wall time / (B x steps)),
 at the same thread count for both: numba's threads for screwdyn, one ``MjData`` per thread (its
-thread pool) for MuJoCo. The two libraries' states after the first step are compared (their
-largest difference in ``q`` and ``qd``): they integrate the same equations.
+thread pool) for MuJoCo; beside it the process's CPU time per robot-step (all its threads), which
+other users of the machine disturb less. screwdyn's time is the whole ``simulate`` call, which
+also records ``qdd`` and ``tau`` and the limits report. The two libraries' states after the first
+step are compared (their largest difference in ``q`` and ``qd``): they integrate the same equations.
 """
 from __future__ import annotations
 
@@ -59,7 +61,8 @@ def _columns(mj, names):
 
 def run(robot="panda", batches=(100, 1000, 10000), steps=(2000, 2000, 200), threads=(1, 2), rounds=3, dt=1e-3,
         out=print, seed=0):
-    """Rows ``(B, steps, threads, screwdyn us, MuJoCo us, max |state diff| after one step)``."""
+    """Rows ``(B, steps, threads, screwdyn us, MuJoCo us, max |state diff| after one step, screwdyn CPU us,
+    MuJoCo CPU us)``, times per robot-step."""
     import mujoco
     import numba
     from mujoco import rollout
@@ -102,13 +105,15 @@ def run(robot="panda", batches=(100, 1000, 10000), steps=(2000, 2000, 200), thre
             a, b = ours(1), theirs(1)[0]
             diff = max(np.abs(a.q[:, 1] - b[:, 0, 1 + iq]).max(), np.abs(a.qd[:, 1] - b[:, 0, 1 + mj.nq + iv]).max())
             a = b = None
-            t_ours, t_theirs = [], []
+            t_ours, t_theirs, c_ours, c_theirs = [], [], [], []
             for _ in range(rounds):
-                for f, times in ((ours, t_ours), (theirs, t_theirs)):
-                    t0 = time.perf_counter()
+                for f, times, cpu in ((ours, t_ours, c_ours), (theirs, t_theirs, c_theirs)):
+                    c0, t0 = time.process_time(), time.perf_counter()
                     f()
                     times.append((time.perf_counter() - t0) / (B * T) * 1e6)
-            row = (B, T, k, statistics.median(t_ours), statistics.median(t_theirs), float(diff))
+                    cpu.append((time.process_time() - c0) / (B * T) * 1e6)
+            row = (B, T, k, statistics.median(t_ours), statistics.median(t_theirs), float(diff),
+                   statistics.median(c_ours), statistics.median(c_theirs))
             rows.append(row)
             out(_format_row(row))
             if k > 1:
@@ -117,16 +122,19 @@ def run(robot="panda", batches=(100, 1000, 10000), steps=(2000, 2000, 200), thre
 
 
 def _format_row(row):
-    B, T, k, ours, theirs, diff = row
+    B, T, k, ours, theirs, diff, c_ours, c_theirs = row
     return (f"B {B:>6d} x {T:>5d} steps, {k} thread{'s' if k > 1 else ' '}  screwdyn {ours:7.3f} us  "
-            f"MuJoCo {theirs:7.3f} us per robot-step  ratio {theirs / ours:5.2f}x  max diff {diff:.1e}")
+            f"MuJoCo {theirs:7.3f} us per robot-step  ratio {theirs / ours:5.2f}x  (CPU {c_ours:.3f} / {c_theirs:.3f} us, "
+            f"{c_theirs / c_ours:.2f}x)  max diff {diff:.1e}")
 
 
 def markdown(rows):
     lines = [("| rollouts B | steps | threads | screwdyn us/robot-step | MuJoCo us/robot-step | ratio (MuJoCo/screwdyn) "
-              "| max diff after a step |"), "|---:|---:|---:|---:|---:|---:|---:|"]
-    for B, T, k, ours, theirs, diff in rows:
-        lines.append(f"| {B:,} | {T:,} | {k} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f} | {diff:.1e} |")
+              "| CPU us/robot-step, screwdyn / MuJoCo | CPU ratio | max diff after a step |"),
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for B, T, k, ours, theirs, diff, c_ours, c_theirs in rows:
+        lines.append(f"| {B:,} | {T:,} | {k} | {ours:.3f} | {theirs:.3f} | {theirs / ours:.2f} | "
+                     f"{c_ours:.3f} / {c_theirs:.3f} | {c_theirs / c_ours:.2f} | {diff:.1e} |")
     return "\n".join(lines)
 
 
@@ -148,10 +156,13 @@ def main(argv=None):
     steps = args.steps * len(args.batch) if len(args.steps) == 1 else args.steps
     if len(steps) != len(args.batch):
         p.error("give one --steps for all batches or one per batch")
+    import os
+
     from .bench import machine
     print(machine() + f", MuJoCo {mujoco.__version__}")
-    print(time.strftime("%Y-%m-%d %H:%M %Z"))
+    print(time.strftime("%Y-%m-%d %H:%M %Z") + f", load average {os.getloadavg()[0]:.2f}")
     rows = run(args.robot, args.batch, steps, args.threads, args.rounds)
+    print(time.strftime("%Y-%m-%d %H:%M %Z") + f", load average {os.getloadavg()[0]:.2f}")
     if args.markdown:
         print()
         print(markdown(rows))

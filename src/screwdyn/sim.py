@@ -643,12 +643,21 @@ class _Inputs:
     def torque(self, t, q, qd, k, member=None):
         """Commanded torques ``(B, n)`` (or ``(1, n)`` for all) at the rows ``q, qd (B, n)``;
         ``member``: the rollout whose single row ``q`` is (the adaptive solvers' loop)."""
-        kind, data = self.tau
+        return self._value(self.tau, "tau", self._check_tau, t, q, qd, k, member)
+
+    def wrenches(self, t, q, qd, k, member=None):
+        """Wrenches ``(B, n, 6)`` (or ``(1, n, 6)``), or None."""
+        return self._value(self.fext, "fext", self._check_fext, t, q, qd, k, member)
+
+    def _value(self, source, key, check, t, q, qd, k, member):
+        kind, data = source
+        if kind == "none":
+            return None
         if kind == "array":
             x = data[:, min(k, data.shape[1] - 1)]
             return x if member is None or len(x) == 1 else x[member:member + 1]
         with np.errstate(all="ignore"):
-            return self._held_call("tau", self._check_tau, t, q, qd, k, member)
+            return self._held_call(key, check, t, q, qd, k, member)
 
     def _check_tau(self, t, q, qd, member):
         out = np.asarray(self.tau[1](*self._args(t, q, qd, member)), dtype=float)
@@ -662,17 +671,6 @@ class _Inputs:
             raise InputError(f"tau(t, q, qd) returned shape {np.shape(out)}, expected {want}")
         self.report.effort(t, out, member)
         return out
-
-    def wrenches(self, t, q, qd, k, member=None):
-        """Wrenches ``(B, n, 6)`` (or ``(1, n, 6)``), or None."""
-        kind, data = self.fext
-        if kind == "none":
-            return None
-        if kind == "array":
-            x = data[:, min(k, data.shape[1] - 1)]
-            return x if member is None or len(x) == 1 else x[member:member + 1]
-        with np.errstate(all="ignore"):
-            return self._held_call("fext", self._check_fext, t, q, qd, k, member)
 
     def _check_fext(self, t, q, qd, member):
         out = self.fext[1](*self._args(t, q, qd, member))

@@ -103,7 +103,7 @@ def main(argv=None):
         t0 = time.perf_counter()
         logs = read_logs(os.path.join(args.out, "run*.parquet"), model)
         print(f"identification from {logs['q'].shape[0]:.3g} samples in {logs['q'].numblocks[0]} chunks; the "
-              f"regressor would be {logs['q'].shape[0] * model.n * len(base.parameter_names) * 8 / 1e9:.0f} GB:")
+              f"regressor would be {logs['q'].shape[0] * model.n * len(base.parameter_names) * 8 / 1e9:.3g} GB:")
         with dask.config.set({"screwdyn.progress": True}):
             est = identify(model, logs["q"], None, None, logs["tau"], t=logs["t"], runs=logs["run"], base=base,
                            weights="joint", min_speed=0.02)

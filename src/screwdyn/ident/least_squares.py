@@ -115,7 +115,7 @@ def identify(model: Model, q, qd=None, qdd=None, tau=None, *, t=None, dt=None, r
 
     Parameters
     ----------
-    q : ``(N, n)`` joint positions at ``N`` instants; or a data frame (pandas or Dask) with the
+    q : ``(N, nq)`` joint positions at ``N`` instants; or a data frame (pandas or Dask) with the
         columns of :data:`~screwdyn.ident.csv_io.CSV_FORMAT` (``q_<joint>``, ``tau_<joint>``,
         optionally ``t``, ``qd_<joint>``, ``qdd_<joint>``, ``run``), the other data arguments then
         left out.

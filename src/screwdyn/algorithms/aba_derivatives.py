@@ -6,10 +6,12 @@ differentiating both sides (the implicit function theorem) gives, at ``qdd = FD(
 
     dqdd/dq   = -M^{-1} dtau/dq          dqdd/dqd = -M^{-1} dtau/dqd          dqdd/dtau = M^{-1}
 
-For ``L`` states side by side (:mod:`.work`), then each of them (one state: ``L = 1``)::
+One state in one kernel; a batch as three passes over it, each over numba's threads (the first
+two through the batch entry points of ABA and of the inverse-dynamics derivatives, states side by
+side in lanes, :mod:`.work`; compiled once for both uses)::
 
-    qdd                   = ABA(q, qd, tau, F_ext)                       (:mod:`.aba`, L lanes)
-    dtau/dq, dtau/dqd, M  = the derivatives of ID at (q, qd, qdd, F_ext)   (:mod:`.rnea_derivatives`, L lanes)
+    qdd                   = ABA(q, qd, tau, F_ext)                       (:mod:`.aba`)
+    dtau/dq, dtau/dqd, M  = the derivatives of ID at (q, qd, qdd, F_ext)   (:mod:`.rnea_derivatives`)
     M = L^T D L                                                          (:mod:`.ltdl`, no fill-in)
     D[0] = -M^{-1} dtau/dq,  D[1] = -M^{-1} dtau/dqd,  D[2] = M^{-1}      (sparse solves, all columns at once,
                                                                          each row on its branch's columns)
@@ -21,13 +23,13 @@ import numpy as np
 from numba import njit, prange
 
 from .aba import LANES as ABA_LANES
-from .aba import aba
+from .aba import aba, aba_batch
 from .internals import CACHED, HELPER, KERNEL, stack, window
 from .ltdl import branch_columns, ltdl_factor, ltdl_solve_columns
-from .rnea_derivatives import rnea_derivatives
+from .rnea_derivatives import rnea_derivatives, rnea_derivatives_batch
 from .entry import Entry
 from .status import Status
-from .work import STACK_LIMIT, claim, is_rows, is_vector, q_size, row, units
+from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row, units
 
 
 LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: 4 lanes here are room for them)
@@ -106,16 +108,28 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     aba(kd, row(q), row(qd), row(tau), fk, use_fext, qdd, status, 0, 1, 1)                           # qdd
     if status[0] == 0:
         rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, inner, 0, 1, 1)                   # dtau, M
-        solve_states(kd, Dk, status, inner, 0, 1)                                                      # M^{-1} ...
+        k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of solve_states)
+        solve_states(kd, Dk, status, inner, k0, k1)                                                    # M^{-1} ...
     return status[0]
 
 
 @njit(cache=CACHED, parallel=True)
+def solve_batch(kd, D, status, inner):
+    """:func:`solve_states` for every state of ``D (B, 3, n, n)``, over numba's threads."""
+    B = D.shape[0]
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            solve_states(kd, D, status, inner, start, end)
+            start, end = claim(counter, u, B, size)
+
+
+@njit(cache=CACHED)
 def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
-    """States ``(B, n) -> D (B, 3, n, n)`` over numba's threads: each claim of states through ABA
-    (``ABA_LANES`` side by side, one where this kernel runs one) and the derivatives of inverse
-    dynamics (``lanes``), both compiled as their own batch entry points call them, then the solves
-    state by state."""
+    """States ``(B, n) -> D (B, 3, n, n)``: ABA's batch entry point (``ABA_LANES`` lanes, or one where
+    they do not fit the stack), the derivatives' of inverse dynamics (``lanes``), each over numba's
+    threads and compiled as for their own calls, then the solves over the threads."""
     B, n = q.shape[0], kd.shape[0] - 1
     if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B
             and D.shape[1] == 3 and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
@@ -125,17 +139,10 @@ def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
         return Status.NOT_FAST
     qdd = np.empty((B, n))
     inner = np.zeros(B, dtype=np.int64)
-    count, size, counter = units(B, lanes)
-    for u in prange(count):
-        start, end = claim(counter, u, B, size)
-        while start < end:
-            if lanes == 1:
-                aba(kd, q, qd, tau, fext, use_fext, qdd, status, start, end, 1)
-            else:
-                aba(kd, q, qd, tau, fext, use_fext, qdd, status, start, end, ABA_LANES)
-            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, inner, start, end, lanes)
-            solve_states(kd, D, status, inner, start, end)
-            start, end = claim(counter, u, B, size)
+    if aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                              # qdd
+        aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, 1)        # (NOT_FAST: its lanes do not fit)
+    rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, inner, lanes)                           # dtau, M
+    solve_batch(kd, D, status, inner)                                                                  # M^{-1} ...
     return 0
 
 

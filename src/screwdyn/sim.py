@@ -429,6 +429,18 @@ class Trajectory:
         """The limits exceeded, one line each (``info["limits"]``; empty when none was)."""
         return _report_lines(self.info.get("limits", {}), self.batch_shape)
 
+    def view(self, model=None, **options):
+        """Show the motion in a web browser with a time slider and play button (:func:`screwdyn.view`;
+        ``options`` as there). ``model``: by default the one :func:`simulate` was given. Returns the
+        running :class:`~screwdyn.viz.Viewer`."""
+        model = self.model if model is None else model
+        if model is None:
+            raise InputError("Trajectory.view: this trajectory does not know its model (it was not made by "
+                             "simulate); pass it: traj.view(model)")
+        from .viz.viewer import view
+
+        return view(model, self, **options)
+
     # ------------------------------------------------------------------ export
     def columns(self) -> dict:
         """Column name -> 1-D array: ``t``, ``q_<joint>``, ``qd_<joint>``, ``qdd_<joint>``,

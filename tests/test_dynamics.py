@@ -349,6 +349,8 @@ MORE = {
     "regressor": (screwdyn.regressor, {"q": (N,), "qd": (N,), "qdd": (N,)}, {}),
     "joint_torques_from_wrench": (screwdyn.joint_torques_from_wrench, {"q": (N,), "wrench": (6,)}, {"frame": FRAME}),
     "inverse_dynamics_f_ext": (screwdyn.inverse_dynamics, {"q": (N,), "qd": (N,), "qdd": (N,), "f_ext": (N, 6)}, {}),
+    "inverse_dynamics_derivatives": (screwdyn.inverse_dynamics_derivatives, {"q": (N,), "qd": (N,), "qdd": (N,)}, {}),
+    "forward_dynamics_derivatives": (screwdyn.forward_dynamics_derivatives, {"q": (N,), "qd": (N,), "tau": (N,)}, {}),
 }
 
 

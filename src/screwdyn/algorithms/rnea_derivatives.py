@@ -52,7 +52,7 @@ from .entry import Entry
 from .status import Status
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load, load_wrenches,
-    put, q_size, row, units,
+    overflowed, put, q_size, row, units,
 )
 
 LANES = 4   # 8 ran slower on UR5 and no faster on Talos
@@ -241,6 +241,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                     add(Fc[par], l, get6(G[22:], l))
         for l in range(m):              # (a flagged state's D is not meaningful: written as the others)
             status[b + l] = bad[l]
+            overflowed(status, b + l, D)   # finite inputs, a D beyond float64
 
 
 @njit(**KERNEL)

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .internals import HELPER, fma
+from .internals import HELPER, fma, window
 from .layout import AXIS, AXISK, BALL, FREE, JSCALE, JTYPE, ONE_DOF, POS, POSEK, PRISMATIC, QIDX, ROT
 from .spatial_kernels import compose
 
@@ -287,10 +287,13 @@ def joint_screw(kd, i):
 
 
 @njit(**HELPER)
-def joint_integrate(kd, q, v, dt, out):
-    """``out = q (+) v dt``: the configuration reached from ``q (nq,)`` by moving with the velocity
-    ``v (nv,)`` for ``dt`` (the exponential map of each joint's configuration space; every
-    integrator's position update goes through here). Revolute and prismatic joints: ``q_i + dt v_i``.
-    ``out`` may be ``q``."""
-    for i in range(kd.shape[0] - 1):
-        out[i] = q[i] + dt * v[i]
+def joint_integrate(kd, Q, V, dt, OUT, m):
+    """``OUT[l] = Q[l] (+) V[l] dt`` for the rows ``l < m`` of ``Q (L, nq)``, ``V (L, nv)``: the
+    configuration reached from ``q`` by moving with the velocity ``v`` for ``dt`` (the exponential
+    map of each joint's configuration space; every integrator's position update goes through
+    here). Revolute and prismatic joints: ``q_i + dt v_i``, one loop over the rows' numbers. ``OUT``
+    may be ``Q``."""
+    size = m * Q.shape[1]
+    q, v, out = window(Q, 0, (size,)), window(V, 0, (size,)), window(OUT, 0, (size,))
+    for x in range(size):
+        out[x] = q[x] + dt * v[x]

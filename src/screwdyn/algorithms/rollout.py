@@ -59,7 +59,7 @@ from .joints import joint_integrate
 from .status import Status
 from .work import STACK_LIMIT, claim, units
 
-LANES = 16
+LANES = 8
 
 # Columns of ``lim``: the joint's range (+-inf: not enforced), the stiffness k [1/s^2] and damping c
 # [1/s] of its limit's reference acceleration, its viscous and Coulomb friction, its effort limit
@@ -79,7 +79,7 @@ SWEEPS = 4   # projected Gauss-Seidel sweeps over the joints beyond their limits
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: the ABA kernel's and the rollout's own."""
-    return aba_per_lane(n) + n * n + 20 * n + 3
+    return aba_per_lane(n) + n * n + 22 * n + 3
 
 
 @njit(**HELPER)
@@ -90,10 +90,15 @@ def saturate(lim, i, tau):
 
 
 @njit(**HELPER)
-def drive(lim, i, tau, v):
-    """The drive torque ``d = tau - (b v + f_c sgn v)`` of joint ``i`` (``tau`` already saturated)."""
-    sgn = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-    return tau - (lim[i, VISCOUS] * v + lim[i, COULOMB] * sgn)
+def drive(TP, Vs, VIS, COU, TA, m):
+    """The drive torques ``d = tau - (b v + f_c sgn v)`` of the rows ``l < m`` (``TP``: the torques,
+    saturated; ``VIS``, ``COU``: each joint's ``b`` and ``f_c`` in every row), one loop."""
+    size = m * TP.shape[1]
+    tp, v, b, f, d = (window(TP, 0, (size,)), window(Vs, 0, (size,)), window(VIS, 0, (size,)),
+                      window(COU, 0, (size,)), window(TA, 0, (size,)))
+    for x in range(size):
+        sgn = 1.0 if v[x] > 0.0 else (-1.0 if v[x] < 0.0 else 0.0)
+        d[x] = tp[x] - (b[x] * v[x] + f[x] * sgn)
 
 
 @njit(**KERNEL)
@@ -178,6 +183,15 @@ def watch(lim, W, b, k, Qc, Vc, dead, m):
 
 
 @njit(**HELPER)
+def copy_rows(X, Y, m):
+    """``Y[l] = X[l]`` for the rows ``l < m``."""
+    size = m * X.shape[1]
+    x, y = window(X, 0, (size,)), window(Y, 0, (size,))
+    for j in range(size):
+        y[j] = x[j]
+
+
+@njit(**HELPER)
 def record(X, b, k, Xl, dead, m):
     """``X[b + l, k] = Xl[l]`` for the lanes ``l < m`` (NaN for a dead lane)."""
     for l in range(m):
@@ -188,41 +202,39 @@ def record(X, b, k, Xl, dead, m):
 @njit(**HELPER)
 def advance(kd, method, s, h, Qc, Vc, Qs, Vs, Acc, Wv, Wa, m):
     """After stage ``s`` of a step of ``h`` gave ``Acc``: the next stage's state ``(Qs, Vs)``, or
-    (last stage) the next state ``(Qc, Vc)``; ``Wv``, ``Wa`` accumulate RK4's weighted sums."""
-    n = Qc.shape[1]
+    (last stage) the next state ``(Qc, Vc)``; ``Wv``, ``Wa`` accumulate RK4's weighted sums. The
+    rows ``l < m`` of the ``(L, n)`` arrays are their first ``m n`` numbers: one loop each."""
+    size = m * Qc.shape[1]
+    vc, vs, a = window(Vc, 0, (size,)), window(Vs, 0, (size,)), window(Acc, 0, (size,))
+    wv, wa = window(Wv, 0, (size,)), window(Wa, 0, (size,))
     if method == EULER:                                                            # (13.2)
-        for l in range(m):
-            joint_integrate(kd, Qc[l], Vc[l], h, Qc[l])
-            for i in range(n):
-                Vc[l, i] = Vc[l, i] + h * Acc[l, i]
+        joint_integrate(kd, Qc, Vc, h, Qc, m)
+        for x in range(size):
+            vc[x] = vc[x] + h * a[x]
     elif method == SEMI_IMPLICIT_EULER:                                            # (13.3)
-        for l in range(m):
-            for i in range(n):
-                Vc[l, i] = Vc[l, i] + h * Acc[l, i]
-            joint_integrate(kd, Qc[l], Vc[l], h, Qc[l])
+        for x in range(size):
+            vc[x] = vc[x] + h * a[x]
+        joint_integrate(kd, Qc, Vc, h, Qc, m)
     elif s == 0:                                                                   # (13.4): v2, q (+) h/2 v
         h2 = 0.5 * h
-        for l in range(m):
-            for i in range(n):
-                Vs[l, i] = Vc[l, i] + h2 * Acc[l, i]
-                Wv[l, i] = Vc[l, i] + 2.0 * Vs[l, i]
-                Wa[l, i] = Acc[l, i]
-            joint_integrate(kd, Qc[l], Vc[l], h2, Qs[l])
+        for x in range(size):
+            vs[x] = vc[x] + h2 * a[x]
+            wv[x] = vc[x] + 2.0 * vs[x]
+            wa[x] = a[x]
+        joint_integrate(kd, Qc, Vc, h2, Qs, m)
     elif s < 3:                                                                    # v3, q (+) h/2 v2; v4, q (+) h v3
         c = 0.5 * h if s == 1 else h
         w = 2.0 if s == 1 else 1.0
-        for l in range(m):
-            joint_integrate(kd, Qc[l], Vs[l], c, Qs[l])
-            for i in range(n):
-                Wa[l, i] = Wa[l, i] + 2.0 * Acc[l, i]
-                Vs[l, i] = Vc[l, i] + c * Acc[l, i]
-                Wv[l, i] = Wv[l, i] + w * Vs[l, i]
+        joint_integrate(kd, Qc, Vs, c, Qs, m)
+        for x in range(size):
+            wa[x] = wa[x] + 2.0 * a[x]
+            vs[x] = vc[x] + c * a[x]
+            wv[x] = wv[x] + w * vs[x]
     else:                                                                          # x' = x + h/6 (k1 + 2 k2 + 2 k3 + k4)
         h6 = h / 6.0
-        for l in range(m):
-            joint_integrate(kd, Qc[l], Wv[l], h6, Qc[l])
-            for i in range(n):
-                Vc[l, i] = Vc[l, i] + h6 * (Wa[l, i] + Acc[l, i])
+        joint_integrate(kd, Qc, Wv, h6, Qc, m)
+        for x in range(size):
+            vc[x] = vc[x] + h6 * (wa[x] + a[x])
 
 
 @njit(**KERNEL)
@@ -238,9 +250,12 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
     FE = stack((L, n, 6))
     Z, E, G, F, S = stack((L, n)), stack((L, n)), stack((L, n)), stack((L, n)), stack((L, n))   # limits
     C = stack((n, L, n))
+    VIS, COU = stack((L, n)), stack((L, n))                                         # friction, every row
     enforced = False
     for i in range(n):
         enforced = enforced or lim[i, LOWER] > -np.inf or lim[i, UPPER] < np.inf
+        for l in range(L):
+            VIS[l, i], COU[l, i] = lim[i, VISCOUS], lim[i, COULOMB]
     st = stack((L,)).view(np.int64)
     dead = stack((L,)).view(np.int64)
     stages = 4 if method == RK4 else 1
@@ -265,13 +280,9 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
             h = 0.0 if last else t[k + 1] - t[k]
             for s in range(stages):
                 if s == 0:
-                    for l in range(m):
-                        for i in range(n):
-                            Qs[l, i] = Qc[l, i]
-                            Vs[l, i] = Vc[l, i]
-                for l in range(m):                                                  # a = FD(q, v, d)
-                    for i in range(n):
-                        TA[l, i] = drive(lim, i, TP[l, i], Vs[l, i])
+                    copy_rows(Qc, Qs, m)
+                    copy_rows(Vc, Vs, m)
+                drive(TP, Vs, VIS, COU, TA, m)                                      # a = FD(q, v, d)
                 aba(kd, Qs, Vs, TA, FE, use_fext, Acc, st, 0, m, lanes)
                 for l in range(m):
                     if st[l] != 0 and dead[l] == 0:

@@ -60,14 +60,16 @@ spring, as MuJoCo's soft constraints (``solref = (timeconst, dampratio)``, imped
 
 by a limit torque that pushes it back and never pulls it in (the torques of several joints beyond
 their limits solved together by projected Gauss-Seidel on their block of ``M^-1``, whose columns
-are ABA calls at the state). The depth then obeys ``x'' + (2 / tc) x' + x / tc^2 = 0`` whatever the
-robot's inertia: a joint that meets its limit at speed ``v`` goes at most ``v tc / e`` beyond it
-(0.007 rad at 10 rad/s) and returns to it. Defaults (:class:`JointLimits`): ``timeconst = 0.002 s``
-(the stiffest the clamp allows at ``dt = 1 ms``; MuJoCo's default is 0.02 s), ``dampratio = 1``; ``JointLimits(stiffness=k, damping=c)`` sets ``k`` [1/s^2] and ``c`` [1/s] directly;
-``joint_limits=False`` switches the limits off. A joint beyond a limit costs one more ABA call per
-evaluation (two for the first). Velocity and effort limits are not enforced: a rollout that exceeds
-them is reported (:class:`LimitWarning`, naming joints, times and rollouts; ``Trajectory.info["limits"]``);
-``saturate=True`` clips the applied torque to the effort limit, ``|tau_i| <= model.effort_limit[i]``.
+are ABA calls at the state: FD is affine in the torque). The depth then obeys
+``x'' + (2 / tc) x' + x / tc^2 = 0`` whatever the robot's inertia: a joint that meets its limit at
+speed ``v`` goes at most ``v tc / e`` beyond it (0.007 rad at 10 rad/s) and returns to it.
+Defaults (:class:`JointLimits`): ``timeconst = 0.002 s`` (the stiffest the clamp allows at
+``dt = 1 ms``; MuJoCo's default is 0.02 s), ``dampratio = 1``; ``JointLimits(stiffness=k,
+damping=c)`` sets ``k`` [1/s^2] and ``c`` [1/s] directly; ``joint_limits=False`` switches the limits
+off. A joint beyond a limit costs one more ABA call per evaluation. Velocity and effort limits are
+not enforced: a rollout that exceeds them is reported (:class:`LimitWarning`, naming joints, times
+and rollouts; ``Trajectory.info["limits"]``); ``saturate=True`` clips the applied torque to the
+effort limit, ``|tau_i| <= model.effort_limit[i]``.
 """
 from __future__ import annotations
 
@@ -244,21 +246,20 @@ def _drive(lim, tau, qd):
 
 def _limits(fd, lim, q, qd, a, qv=None):
     """The joint limits added to the accelerations ``a`` at rows ``q, qd (B, n)``: the rollout kernel's
-    ``limits`` in NumPy, for ``method="crba"`` (``fd(q, qd, tau)``: its forward dynamics; ``qv`` the
-    positions per degree of freedom, :func:`_dof_positions`, ``q`` itself when None)."""
+    ``limits`` in NumPy, for ``method="crba"`` (``fd(e)``: the accelerations with the drive torques
+    plus ``e``, so that ``M^-1 e_i = fd(e_i) - a``; ``qv`` the positions per degree of freedom,
+    :func:`_dof_positions`, ``q`` itself when None)."""
     qv = q if qv is None else qv
     with np.errstate(invalid="ignore"):
         side = np.where(qv > lim[:, UPPER], 1.0, np.where(qv < lim[:, LOWER], -1.0, 0.0))
     joints = np.flatnonzero(side.any(axis=0))
     if not len(joints):
         return a
-    zero = np.zeros_like(qd)
-    gravity = fd(q, zero, zero)
     columns = {}
     for i in joints:
-        e = zero.copy()
+        e = np.zeros_like(qd)
         e[:, i] = 1.0
-        columns[i] = fd(q, zero, e) - gravity
+        columns[i] = fd(e) - a
     F = np.zeros_like(qd)
     for _ in range(SWEEPS):
         for i in joints:
@@ -299,7 +300,7 @@ class _Field:
             self.Q[:, 0], self.V[:, 0] = q, qd
             tau3 = np.ascontiguousarray(tau[:, None])
             f4 = np.ascontiguousarray(F[:, None]) if use else _NO_FEXT
-            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x 
+            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
             args = (lim, self.t, tau3, f4, use, RK4, 0, 0)
             st = statuses(_ROLLOUT, model, B, args + (self.Q, self.V, self.A, self.TAU, self.W),
                           lambda k: (lim, self.t, pick(tau3, k), pick(f4, k), use, RK4, 0, 0,
@@ -309,14 +310,15 @@ class _Field:
         tp = np.broadcast_to(_saturate(lim, tau), (B, n))
         F = np.ascontiguousarray(np.broadcast_to(F, (B, n, 6))) if use else _NO_FEXT[0]
 
-        def fd(q, qd, d, F=F, use=use):
+        def fd(q, qd, d):
             a = np.empty((B, n))
             st = statuses(_FD_CRB, model, B, (q, qd, d, F, use, a),
                           lambda j: (q[j], qd[j], d[j], F[j] if use else F[0], use, a[j]))
             return a, st
 
-        a, st = fd(q, qd, _drive(lim, tp, qd))
-        a = _limits(lambda q, qd, e: fd(q, qd, e, _NO_FEXT[0], False)[0], lim, q, qd, a, _dof_positions(model, q))
+        d = _drive(lim, tp, qd)
+        a, st = fd(q, qd, d)
+        a = _limits(lambda e: fd(q, qd, d + e)[0], lim, q, qd, a, _dof_positions(model, q))
         return a, tp, st
 
 
@@ -375,7 +377,7 @@ class Trajectory:
             raise InputError("this trajectory is one rollout: there is no member to select")
         index = index if isinstance(index, tuple) else (index,)
         try:
-            pick = lambda x: None if x is None else x[index] 
+            pick = lambda x: None if x is None else x[index]
             q = self.q[index]
         except (IndexError, TypeError) as e:
             raise InputError(f"rollout index {index} for a batch of shape {self.batch_shape}: {e}") from None
@@ -955,7 +957,7 @@ def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar):
     def run(s0, s1, tau, fext):
         use = fext is not None
         fext = _NO_FEXT if fext is None else fext
-        pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x 
+        pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
         st = statuses(_ROLLOUT, model, B, (lim, t, tau, fext, use, code, s0, s1, Q, V, A, TAU, W),
                       lambda k: (lim, t, pick(tau, k), pick(fext, k), use, code, s0, s1, Q[k], V[k], A[k], TAU[k],
                                  W[k]),

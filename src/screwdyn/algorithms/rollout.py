@@ -11,7 +11,7 @@ over the step (zero-order hold), the vector field is (13.1) with the joint limit
 and ``f`` the limit torques: zero but on the joints ``i`` beyond a limit ``q_lim``, where they make
 ``a_i`` the reference ``a_ref,i = -k (q_i - q_lim) - c v_i`` pushing only (``f_i <= 0`` beyond the
 upper limit, ``>= 0`` beyond the lower), by projected Gauss-Seidel on ``a = a_u + M^-1 f`` (``a_u``:
-``f = 0``) with the columns ``M^-1 e_i = FD(q, 0, e_i) - FD(q, 0, 0)`` of those joints (:func:`limits`).
+``f = 0``) with the columns ``M^-1 e_i = FD(q, v, d + e_i) - a_u`` of those joints (:func:`limits`).
 
 and the integrators (13.2)-(13.4), every position update through :func:`.joints.joint_integrate`
 (``q (+) v h``)::
@@ -101,37 +101,44 @@ def drive(TP, Vs, VIS, COU, TA, m):
         d[x] = tp[x] - (b[x] * v[x] + f[x] * sgn)
 
 
+@njit(**HELPER)
+def copy_rows(X, Y, m):
+    """``Y[l] = X[l]`` for the rows ``l < m``."""
+    size = m * X.shape[1]
+    x, y = window(X, 0, (size,)), window(Y, 0, (size,))
+    for j in range(size):
+        y[j] = x[j]
+
+
 @njit(**KERNEL)
-def limits(kd, lim, Qs, Acc, Vs, Z, E, G, C, F, S, FE, st, m, lanes):
-    """The joint limits of the lanes ``l < m`` at ``(Qs, Vs)``, whose accelerations without them are
-    ``Acc``: ``S[l, i]`` = +1 / -1 for a joint beyond its upper / lower limit (else 0), ``F[l, i]``
-    its limit torque, and ``Acc`` with them. Work: ``Z, E, G (L, n)``, ``C (n, L, n)``."""
+def limits(kd, lim, Qs, Vs, TA, FE, use_fext, Acc, E, C, F, S, st, m, lanes):
+    """The joint limits of the lanes ``l < m`` at ``(Qs, Vs)``, whose accelerations under the drive
+    torques ``TA`` (and wrenches ``FE``) are ``Acc``: ``S[l, i]`` = +1 / -1 for a joint beyond its
+    upper / lower limit (else 0), ``F[l, i]`` its limit torque, and ``Acc`` with them. FD is affine
+    in the torque, so ``M^-1 e_i = FD(q, v, d + e_i) - FD(q, v, d)``: one ABA call per joint beyond
+    a limit in some lane. Work: ``E (L, n)``, ``C (n, L, n)``."""
     n = Qs.shape[1]
-    off = n < 0         # False, as a run-time value: a literal False would compile aba once more for it
     active = False
     for l in range(m):
         for i in range(n):
             q = Qs[l, i]
             S[l, i] = 1.0 if q > lim[i, UPPER] else (-1.0 if q < lim[i, LOWER] else 0.0)
             F[l, i] = 0.0
-            Z[l, i] = 0.0
-            E[l, i] = 0.0
             active = active or S[l, i] != 0.0
     if not active:
         return
-    aba(kd, Qs, Z, Z, FE, off, G, st, 0, m, lanes)                             # FD(q, 0, 0)
     for i in range(n):
         column = False
         for l in range(m):
             column = column or S[l, i] != 0.0
-        if column:                                                              # M^-1 e_i = FD(q, 0, e_i) - FD(q, 0, 0)
+        if column:                                                              # M^-1 e_i
+            copy_rows(TA, E, m)
             for l in range(m):
-                E[l, i] = 1.0
-            aba(kd, Qs, Z, E, FE, off, C[i], st, 0, m, lanes)
+                E[l, i] = E[l, i] + 1.0
+            aba(kd, Qs, Vs, E, FE, use_fext, C[i], st, 0, m, lanes)
             for l in range(m):
-                E[l, i] = 0.0
                 for j in range(n):
-                    C[i, l, j] = C[i, l, j] - G[l, j]
+                    C[i, l, j] = C[i, l, j] - Acc[l, j]
     for _ in range(SWEEPS):                                                     # projected Gauss-Seidel
         for i in range(n):
             for l in range(m):
@@ -180,15 +187,6 @@ def watch(lim, W, b, k, Qc, Vc, dead, m):
                 W[b + l, PEAK_V, i] = max(W[b + l, PEAK_V, i], v)
                 if v > lim[i, VMAX] and W[b + l, FIRST_V, i] < 0.0:
                     W[b + l, FIRST_V, i] = k
-
-
-@njit(**HELPER)
-def copy_rows(X, Y, m):
-    """``Y[l] = X[l]`` for the rows ``l < m``."""
-    size = m * X.shape[1]
-    x, y = window(X, 0, (size,)), window(Y, 0, (size,))
-    for j in range(size):
-        y[j] = x[j]
 
 
 @njit(**HELPER)
@@ -248,7 +246,7 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
     Wv, Wa, Acc = stack((L, n)), stack((L, n)), stack((L, n))                      # RK4 sums, a
     TP, TA = stack((L, n)), stack((L, n))                                           # sat(tau), drive
     FE = stack((L, n, 6))
-    Z, E, G, F, S = stack((L, n)), stack((L, n)), stack((L, n)), stack((L, n)), stack((L, n))   # limits
+    E, F, S = stack((L, n)), stack((L, n)), stack((L, n))                           # limits
     C = stack((n, L, n))
     VIS, COU = stack((L, n)), stack((L, n))                                         # friction, every row
     enforced = False
@@ -288,7 +286,7 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
                     if st[l] != 0 and dead[l] == 0:
                         dead[l] = Status.SINGULAR if st[l] == Status.SINGULAR else Status.NONFINITE
                 if enforced:                                                        # + M^-1 f
-                    limits(kd, lim, Qs, Acc, Vs, Z, E, G, C, F, S, FE, st, m, lanes)
+                    limits(kd, lim, Qs, Vs, TA, FE, use_fext, Acc, E, C, F, S, st, m, lanes)
                 if s == 0:
                     watch(lim, W, b, k, Qc, Vc, dead, m)
                     record(Q, b, k, Qc, dead, m)

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 import screwdyn
+from screwdyn.bench import machine
 
 
 def run(robots, batch, rounds, out=print):
@@ -87,10 +88,9 @@ def main(argv=None):
     args = p.parse_args(argv)
     with open("/proc/loadavg") as f:
         load = f.read().split()[:3]
-    print(screwdyn.bench.machine() if hasattr(screwdyn, "bench") else "", f"load average {' '.join(load)}")
+    print(machine(), f"load average {' '.join(load)}")
     run(args.robots, args.batch, args.rounds)
 
 
 if __name__ == "__main__":
-    import screwdyn.bench  # noqa: F401 - machine()
     main()

@@ -79,7 +79,7 @@ def in_process(model, chunk, repeats):
 
 def cluster(workers):
     from distributed import Client, LocalCluster
-    c = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     return c, Client(c)
 
 

@@ -223,7 +223,7 @@ def test_a_local_cluster_of_worker_processes(panda, rng):
     Q = rng.uniform(-1, 1, size=(3000, panda.n))
     tau = screwdyn.inverse_dynamics(panda, Q, Q, Q) + 0.1 * rng.normal(size=Q.shape)
     q = da.from_array(Q, chunks=(700, panda.n))
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             distributed.Client(cluster):
         lazy = screwdyn.inverse_dynamics(panda, q, Q, Q)
         np.testing.assert_array_equal(lazy.compute(), screwdyn.inverse_dynamics(panda, Q, Q, Q))

@@ -605,7 +605,9 @@ def statuses(kernel: Kernel, model, B, batch_args, member_args, status=None) -> 
         return status
     lanes = kernel.lanes_for(model)
     if B == 1 or lanes == 0:
-        floats = kernel.entry.work_floats(model.n)
+        floats = model._derived.get(("work", kernel.key))
+        if floats is None:
+            floats = model._derived[("work", kernel.key)] = kernel.entry.work_floats(model.n)
         for k in range(B):
             code = on_large_stack(floats, kernel.one, model._kd, *member_args(k))
             if code == Status.NOT_FAST:   # pragma: no cover - the caller's layout is wrong

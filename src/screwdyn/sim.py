@@ -291,6 +291,14 @@ class _Field:
         self.t = np.zeros(1)
         self.Q, self.V, self.A, self.TAU = (np.empty((B, 1, n)) for _ in range(4))
         self.W = _watch_start(B, n)   # (not read: _stages and _adaptive watch what they record)
+        self._rows = {}
+
+    def _row(self, k):
+        """Rollout ``k``'s rows of the work arrays, for the one-state entry point (made once)."""
+        row = self._rows.get(k)
+        if row is None:
+            row = self._rows[k] = (self.Q[k], self.V[k], self.A[k], self.TAU[k], self.W[k])
+        return row
 
     def __call__(self, q, qd, tau, F):
         """``(a, sat(tau), status)`` at ``q, qd (B, n)`` with ``tau (B or 1, n)``, ``F (B or 1, n, 6)`` or None."""
@@ -303,8 +311,7 @@ class _Field:
             pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
             args = (lim, self.t, tau3, f4, use, RK4, 0, 0)
             st = statuses(_ROLLOUT, model, B, args + (self.Q, self.V, self.A, self.TAU, self.W),
-                          lambda k: (lim, self.t, pick(tau3, k), pick(f4, k), use, RK4, 0, 0,
-                                     self.Q[k], self.V[k], self.A[k], self.TAU[k], self.W[k]))
+                          lambda k: (lim, self.t, pick(tau3, k), pick(f4, k), use, RK4, 0, 0, *self._row(k)))
             return self.A[:, 0].copy(), self.TAU[:, 0].copy(), st
         n = model.n
         tp = np.broadcast_to(_saturate(lim, tau), (B, n))
@@ -670,8 +677,7 @@ class _Inputs:
         if kind == "array":
             x = data[:, min(k, data.shape[1] - 1)]
             return x if member is None or len(x) == 1 else x[member:member + 1]
-        with np.errstate(all="ignore"):
-            return self._held_call(key, check, t, q, qd, k, member)
+        return self._held_call(key, check, t, q, qd, k, member)   # (under the integrators' errstate: NaN rows)
 
     def _check_tau(self, t, q, qd, member):
         out = np.asarray(self.tau[1](*self._args(t, q, qd, member)), dtype=float)
@@ -707,16 +713,16 @@ class _Report:
     def __init__(self, model, B):
         self.model, self.B = model, B
         self.effort_seen = {}
-        self.limited = bool(np.isfinite(model.effort_limit).any())
+        self.limit = model.effort_limit
+        self.limited = bool(np.isfinite(self.limit).any())
+        self.smallest = float(self.limit.min()) if model.n else np.inf
 
     def effort(self, t, tau, member=None):
         """Commanded torques ``(B or 1, n)`` at time ``t`` (or ``(Bt, T, n)`` at times ``t (T,)``);
         ``member``: the one rollout they are of."""
-        if not self.limited:
+        if not self.limited or np.abs(tau).max() <= self.smallest or not (np.abs(tau) > self.limit).any():
             return
-        over = np.abs(tau) - self.model.effort_limit
-        if not (over > 0).any():
-            return
+        over = np.abs(tau) - self.limit
         tau = np.abs(tau).reshape(len(tau), -1, self.model.n)
         over = over.reshape(tau.shape)
         times = np.broadcast_to(np.asarray(t, dtype=float).reshape(-1), tau.shape[1:2])
@@ -859,7 +865,7 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
         if name in FIXED_STEP and method == "aba" and not calls:
             _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
         elif name in FIXED_STEP and method == "aba" and hold:
-            with _serial(B):
+            with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # (the callables see diverged rows)
                 _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
         elif name in FIXED_STEP:
             with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # divergence is detected and reported
@@ -867,7 +873,7 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
             W = _watch(lim, _dof_positions(model, Q), V)
         else:
             per_step = hold and calls or any(s[0] == "array" and s[1].shape[1] > 1 for s in (tau_src, f_src))
-            with _serial(1):
+            with np.errstate(over="ignore", invalid="ignore"), _serial(1):
                 nfev = _adaptive(name, t, inputs, _Field(model, lim, 1, method), Q, V, A, TAU, dead, bar, per_step,
                                  dict(rtol=rtol, atol=atol, **(ivp_options or {})), single=not batch,
                                  friction=bool(friction))

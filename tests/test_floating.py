@@ -8,7 +8,7 @@ import pytest
 
 import screwdyn
 from screwdyn.errors import InputError
-from tests.helpers import pinocchio_velocity_order, random_model, to_pinocchio
+from helpers import pinocchio_velocity_order, random_model, to_pinocchio
 
 pin = pytest.importorskip("pinocchio", reason="Pinocchio is the reference for floating-base dynamics")
 

@@ -16,7 +16,7 @@ from screwdyn.cli import ident_cli
 from screwdyn.errors import InputError
 from screwdyn.ident import base_parameters, estimate_derivatives, identify
 
-da = pytest.importorskip("dask.array", reason="Dask is an optional extra (pip install 'screwdyn[dask]'), not in 'test'")
+da = pytest.importorskip("dask.array", reason="Dask is an optional extra (pip install 'screwdyn[dask]'); the test extras include it")
 dask = pytest.importorskip("dask")
 
 DT = 0.01

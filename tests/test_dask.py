@@ -18,7 +18,7 @@ from helpers import random_model
 import screwdyn
 from screwdyn.errors import InputError
 
-da = pytest.importorskip("dask.array", reason="Dask is an optional extra (pip install 'screwdyn[dask]'), not in 'test'")
+da = pytest.importorskip("dask.array", reason="Dask is an optional extra (pip install 'screwdyn[dask]'); the test extras include it")
 dask = pytest.importorskip("dask")
 
 

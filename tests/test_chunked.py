@@ -107,8 +107,8 @@ def test_logs_and_data_frames(data, tmp_path):
     """Parquet files (row groups smaller than a chunk), CSV files, a pandas and a Dask data frame:
     one run per file (or per value of the run column), the in-memory estimate each time, and the
     same from ``screwdyn identify 'logs/*.parquet'``."""
-    pa = pytest.importorskip("pyarrow", reason="pyarrow (Parquet) is in the 'dask' extra, not 'test'")
-    pd = pytest.importorskip("pandas", reason="pandas is in the 'dask' extra, not 'test'")
+    pa = pytest.importorskip("pyarrow", reason="pyarrow (Parquet) is in the 'dask' and 'test' extras")
+    pd = pytest.importorskip("pandas", reason="pandas is in the 'dask' and 'test' extras")
     import pyarrow.parquet as pq
 
     from screwdyn.ident import write_csv

@@ -218,7 +218,7 @@ def test_nothing_imports_dask_unless_a_dask_array_is_given():
 def test_a_local_cluster_of_worker_processes(panda, rng):
     """Workers in other processes: the model and the kernels travel by pickle, the kernels load from
     numba's cache there; inverse dynamics and an identification equal the in-process ones."""
-    distributed = pytest.importorskip("distributed", reason="dask.distributed is in the 'dask' extra, not 'test'")
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is in the 'dask' and 'test' extras")
     from screwdyn.ident import identify
     Q = rng.uniform(-1, 1, size=(3000, panda.n))
     tau = screwdyn.inverse_dynamics(panda, Q, Q, Q) + 0.1 * rng.normal(size=Q.shape)

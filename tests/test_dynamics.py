@@ -220,6 +220,18 @@ def test_friction_options(model, rng):
     assert np.allclose(qdd, S["qdd"], atol=1e-9)
     with pytest.raises(screwdyn.InputError, match="method"):
         screwdyn.forward_dynamics(model, S["q"], S["qd"], tau, method="euler")
+    bad = np.stack([S["qd"], S["qd"]])
+    bad[1, 2] = np.nan
+    with pytest.raises(screwdyn.InputError, match=r"qd contains NaN or inf \(batch index \(1,\)\)"):
+        screwdyn.friction_torques(model, bad)
+    with pytest.raises(screwdyn.InputError, match="qd"):
+        screwdyn.inverse_dynamics(model, S["q"], bad, S["qdd"], friction=True)
+    huge = np.full(model.n, 1e307)
+    damped = model.replace(damping=np.full(model.n, 100.0))   # b qd overflows: an error, never inf torques
+    with pytest.raises(screwdyn.InputError, match="overflow|too large|finite"):
+        screwdyn.friction_torques(damped, huge)
+    with pytest.raises(screwdyn.InputError, match="overflow|too large|finite"):
+        screwdyn.inverse_dynamics(damped, S["q"], huge, S["qdd"], friction=True)
 
 
 def test_joint_torques_from_wrench_inputs(model, rng):

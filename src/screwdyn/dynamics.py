@@ -74,11 +74,25 @@ def inverse_dynamics(model: Model, q, qd, qdd, f_ext=None, friction=False, out=N
     Returns ``tau`` ``(..., n)`` [N m, N].
     """
     tau = _RNEA.call(model, q, qd, qdd, f_ext, out)
-    if friction:
-        with np.errstate(all="ignore"):
-            tau += friction_torques(model, qd)
-        finite_result(tau, ("q", "qd", "qdd"))
+    if friction:   # (qd is finite: the kernel has checked it)
+        tau += _friction(model, vector(qd, model.n, "qd"))
     return tau
+
+
+def _friction(model, qd):
+    """``b qd + f_c sign(qd)`` of a float64 ``qd`` (a controller's call: no errstate, which costs a
+    microsecond; only a ``qd`` of NaN, inf or beyond 1e300 makes the result non-finite, and then
+    the error names it)."""
+    y = model.damping * qd + model.friction * np.sign(qd)
+    if not np.isfinite(y).all():
+        finite = np.isfinite(qd)
+        if not finite.all():
+            where = ""
+            if qd.ndim > 1:
+                where = f" (batch index {tuple(int(i) for i in np.argwhere(~finite.all(axis=-1))[0])})"
+            raise InputError("qd contains NaN or inf" + where)
+        finite_result(y, ("qd",))   # raises: the result overflows
+    return y
 
 
 def friction_torques(model: Model, qd) -> np.ndarray:
@@ -89,14 +103,8 @@ def friction_torques(model: Model, qd) -> np.ndarray:
     if is_dask(qd):
         return map_batches(partial(friction_torques, model), [qd], [1], (model.n,), name="screwdyn-friction")
     check_room("friction_torques", 24 * qd.size, f"the float64 result {qd.shape} and its work")
-    finite = np.isfinite(qd)
-    if not finite.all():
-        where = ""
-        if qd.ndim > 1:
-            where = f" (batch index {tuple(int(i) for i in np.argwhere(~finite.all(axis=-1))[0])})"
-        raise InputError("qd contains NaN or inf" + where)
     with np.errstate(all="ignore"):
-        return finite_result(model.damping * qd + model.friction * np.sign(qd), ("qd",))
+        return _friction(model, qd)
 
 
 def mass_matrix(model: Model, q, out=None) -> np.ndarray:

@@ -16,7 +16,9 @@ import pytest
 from helpers import random_model
 
 import screwdyn
+from screwdyn.control import gravity_compensation_pd
 from screwdyn.errors import InputError
+from screwdyn.sim import SimulationWarning
 
 da = pytest.importorskip("dask.array", reason="Dask is an optional extra (pip install 'screwdyn[dask]'); the test extras include it")
 dask = pytest.importorskip("dask")
@@ -215,6 +217,31 @@ def test_nothing_imports_dask_unless_a_dask_array_is_given():
     assert out.stdout.strip() == "[]"
 
 
+def test_rollouts_in_chunks_equal_the_numpy_batch(panda, rng):
+    """simulate with a Dask batch of initial states (and torques per rollout): the rollouts of each
+    chunk are one simulate call, lazily; the numbers, energies and diverged rollouts are those of
+    the batch in memory, bit for bit."""
+    B = 9
+    Q0 = screwdyn.models.home("panda") + rng.uniform(-0.2, 0.2, (B, panda.n))
+    QD0 = rng.normal(0.0, 0.3, (B, panda.n))
+    QD0[5] = 1e200                                  # diverges
+    TAU = rng.normal(0.0, 1.0, (B, 41, panda.n))
+    with pytest.warns(SimulationWarning, match="1 of 9 rollouts diverged"):
+        ref = screwdyn.simulate(panda, Q0, QD0, 0.04, 1e-3, tau=TAU)
+    traj = screwdyn.simulate(panda, da.from_array(Q0, chunks=4), QD0, 0.04, 1e-3, tau=da.from_array(TAU, chunks=(3, -1, -1)))
+    assert isinstance(traj.q, da.Array) and traj.q.shape == ref.q.shape and traj.info["limits"] is None
+    got = dask.compute(traj.q, traj.qd, traj.qdd, traj.tau, traj.kinetic_energy, traj.potential_energy,
+                       traj.info["diverged"], scheduler="threads")
+    for a, b in zip(got, (ref.q, ref.qd, ref.qdd, ref.tau, ref.kinetic_energy, ref.potential_energy)):
+        np.testing.assert_array_equal(a, b)
+    assert np.flatnonzero(got[-1]).tolist() == ref.info["diverged"] == [5]
+    np.testing.assert_array_equal(traj[2].q.compute(), ref[2].q)
+    with pytest.raises(InputError, match="one state"):
+        screwdyn.simulate(panda, da.from_array(Q0[0]), None, 0.01)
+    with pytest.raises(InputError, match="per rollout"):
+        screwdyn.simulate(panda, da.from_array(Q0), None, 0.01, tau=da.from_array(TAU[0]))
+
+
 def test_a_local_cluster_of_worker_processes(panda, rng):
     """Workers in other processes: the model and the kernels travel by pickle, the kernels load from
     numba's cache there; inverse dynamics and an identification equal the in-process ones."""
@@ -228,6 +255,10 @@ def test_a_local_cluster_of_worker_processes(panda, rng):
         lazy = screwdyn.inverse_dynamics(panda, q, Q, Q)
         np.testing.assert_array_equal(lazy.compute(), screwdyn.inverse_dynamics(panda, Q, Q, Q))
         est = identify(panda, q, q, q, da.from_array(tau, chunks=(700, panda.n)))
+        Q0 = screwdyn.models.home("panda") + 0.1 * Q[:6]     # rollouts on the workers, a controller pickled to them
+        ctrl = gravity_compensation_pd(panda, screwdyn.models.home("panda"), 50.0, 5.0)
+        rolled = screwdyn.simulate(panda, da.from_array(Q0, chunks=2), None, 0.02, 1e-3, tau=ctrl).q.compute()
+    np.testing.assert_array_equal(rolled, screwdyn.simulate(panda, Q0, None, 0.02, 1e-3, tau=ctrl).q)
     ref = identify(panda, Q, Q, Q, tau)
     np.testing.assert_allclose(est.beta, ref.beta, rtol=0, atol=1e-9 * np.abs(ref.beta).max())
     np.testing.assert_allclose(est.std, ref.std, rtol=1e-9)

@@ -31,6 +31,12 @@ over numba's threads), whose loop over the steps is compiled too. A batch gives 
 as its rollouts run one at a time, bit for bit. The adaptive integrators run a batch one rollout
 after another (a loop over SciPy's solver). A rollout that diverges is reported by its index
 (:class:`SimulationWarning`) and its samples from then on are NaN; the others run to the end.
+With ``q0`` (or ``qd0``, or ``tau`` per rollout) a Dask array chunked along the batch, each chunk
+of rollouts is one ``simulate`` call where Dask's scheduler runs it (a cluster's workers), and the
+trajectory holds Dask arrays, lazily (``info["diverged"]``: a boolean Dask array of the batch)::
+
+    traj = simulate(panda, da.from_array(Q0, chunks=10_000), None, 2.0)   # on a dask.distributed Client
+    q_end = traj.q[:, -1].compute()
 
 Torques and external wrenches may be given as
 
@@ -88,8 +94,9 @@ from .algorithms.rollout import (
     SEMI_IMPLICIT_EULER, STIFFNESS, SWEEPS, UPPER, VISCOUS, VMAX, WATCH,
 )
 from .algorithms.status import Status
+from ._dask import any_dask
 from .dispatch import Kernel, on_large_stack, statuses
-from .errors import InputError, ModelError, ScrewdynError
+from .errors import InputError, ModelError, ScrewdynError, ScrewdynWarning
 
 __all__ = ["simulate", "Trajectory", "JointLimits", "SimulationError", "SimulationWarning", "LimitWarning",
            "INTEGRATORS", "ProgressBar"]
@@ -117,7 +124,7 @@ class SimulationError(ScrewdynError):
     """The integration failed: the state diverged (NaN or inf) or the adaptive solver gave up."""
 
 
-class SimulationWarning(UserWarning):
+class SimulationWarning(ScrewdynWarning):
     """Some rollouts of a batch diverged (their indices are named); the others ran to the end."""
 
 
@@ -405,16 +412,14 @@ class Trajectory:
         if self._kinetic is None or self._potential is None:
             if self.model is None:
                 raise InputError("this trajectory has no energies and no model to compute them from")
-            sd = _sd()
-            Q = self.q.reshape(-1, self.q.shape[-1])
-            QD = self.qd.reshape(-1, self.n)
-            ok = np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
-            K, U = np.full(len(Q), np.nan), np.full(len(Q), np.nan)
-            if ok.all():
-                K[:], U[:] = sd.kinetic_energy(self.model, Q, QD), sd.potential_energy(self.model, Q)
-            elif ok.any():
-                K[ok], U[ok] = sd.kinetic_energy(self.model, Q[ok], QD[ok]), sd.potential_energy(self.model, Q[ok])
-            self._kinetic, self._potential = K.reshape(self.q.shape[:-1]), U.reshape(self.q.shape[:-1])
+            if any_dask(self.q, self.qd):   # lazily, chunk by chunk
+                from functools import partial
+
+                from ._dask import map_batches
+                self._kinetic, self._potential = map_batches(partial(_energy_samples, self.model), [self.q, self.qd],
+                                                             [1, 1], ((), ()), name="screwdyn-energies")
+            else:
+                self._kinetic, self._potential = _energy_samples(self.model, self.q, self.qd)
         return self._kinetic, self._potential
 
     @property
@@ -841,6 +846,10 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     sd = _sd()
     if not isinstance(model, sd.Model):
         raise InputError(f"model must be a screwdyn.Model, got {type(model).__name__}")
+    options = dict(integrator=integrator, friction=friction, joint_limits=joint_limits, saturate=saturate, hold=hold,
+                   method=method, rtol=rtol, atol=atol, ivp_options=ivp_options)
+    if any_dask(q0, qd0, tau, f_ext):
+        return _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options)
     n = model.n
     nq, nv = getattr(model, "nq", n), getattr(model, "nv", n)
     name = _integrator_name(integrator)
@@ -902,6 +911,86 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     return Trajectory(t=t, q=Q.reshape(shape + (nq,)), qd=V.reshape(shape + (nv,)), qdd=A.reshape(shape + (nv,)),
                       tau=TAU.reshape(shape + (nv,)), joint_names=model.v_names, model_name=model.name,
                       integrator=name, dt=float(dt), info=info, limits=limits, model=model)
+
+
+def _energy_samples(model, q, qd):
+    """Kinetic and potential energy of samples ``(..., nq)``, ``(..., nv)``; NaN where a sample is not finite."""
+    sd = _sd()
+    Q, QD = q.reshape(-1, q.shape[-1]), qd.reshape(-1, qd.shape[-1])
+    ok = np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
+    K, U = np.full(len(Q), np.nan), np.full(len(Q), np.nan)
+    if ok.all():
+        K[:], U[:] = sd.kinetic_energy(model, Q, QD), sd.potential_energy(model, Q)
+    elif ok.any():
+        K[ok], U[ok] = sd.kinetic_energy(model, Q[ok], QD[ok]), sd.potential_energy(model, Q[ok])
+    return K.reshape(q.shape[:-1]), U.reshape(q.shape[:-1])
+
+
+# ---------------------------------------------------------------------------- on Dask
+def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
+    """:func:`simulate` of a batch whose ``q0`` or ``qd0`` (or per-rollout ``tau``, ``f_ext``) is a Dask
+    array: the rollouts in chunks of the batch, each chunk one :func:`simulate` call where a scheduler
+    runs it (a cluster's workers), lazily. The trajectory's ``q``, ``qd``, ``qdd``, ``tau`` are Dask
+    arrays ``(*batch, N, n)`` chunked along the batch as the inputs; ``info["diverged"]`` a Dask array
+    ``(*batch,)`` of booleans. Arrays of ``tau`` / ``f_ext`` per rollout (``(*batch, T, n)``,
+    ``(*batch, T, n, 6)``) are split with the rollouts; constants, per-step arrays, dicts and callables
+    go to every chunk whole (a callable must pickle for a distributed cluster). Each chunk's limits
+    report and warnings stay in the worker: ``info["limits"]`` is None."""
+    from functools import partial
+
+    from ._dask import as_array, map_batches
+    n, nq, nv = model.n, model.nq, model.nv
+    t = _time_grid(duration, dt)
+    N, steps = len(t), len(t) - 1
+    q0 = as_array(np.zeros(nq) if q0 is None else q0, "q0")
+    qd0 = as_array(np.zeros(nv) if qd0 is None else qd0, "qd0")
+    for x, size, label in ((q0, nq, "q0"), (qd0, nv, "qd0")):
+        if x.ndim == 0 or x.shape[-1] != size:
+            raise InputError(f"{label} must have shape (..., {size}) for a batch of rollouts, for this model; "
+                             f"got shape {x.shape}")
+    try:
+        batch = np.broadcast_shapes(q0.shape[:-1], qd0.shape[:-1])
+    except ValueError:
+        raise InputError(f"q0 {q0.shape} and qd0 {qd0.shape} do not broadcast to one batch") from None
+    if not batch:
+        raise InputError("q0 and qd0 are one state: Dask runs batches of rollouts, (B, nq) and (B, nv)")
+    arrays, cores, split = [q0, qd0], [1, 1], []
+    for value, label, core in ((tau, "tau", 2), (f_ext, "f_ext", 3)):
+        per_rollout = (not callable(value) and not isinstance(value, dict) and value is not None
+                       and np.ndim(value) == len(batch) + core)
+        if per_rollout:
+            arrays.append(value)
+            cores.append(core)
+        elif any_dask(value):
+            raise InputError(f"{label} as a Dask array must be per rollout, {tuple(batch)} + (T, {n}"
+                             f"{', 6' if core == 3 else ''}); pass a shared one as a NumPy array")
+        split.append(per_rollout)
+    run = partial(_rollout_chunk, model, duration, dt, tau, f_ext, tuple(split), options)
+    Q, V, A, TAU, diverged = map_batches(run, arrays, cores, ((N, nq), (N, nv), (N, nv), (N, nv), ()),
+                                         name="screwdyn-simulate")
+    info = dict(options, nfev=None, wall_time=None, limits=None, diverged=diverged > 0.5)
+    info.pop("ivp_options")
+    limits = {"q_lower": model.q_lower, "q_upper": model.q_upper, "velocity": model.velocity_limit,
+              "effort": model.effort_limit}
+    return Trajectory(t=t, q=Q, qd=V, qdd=A, tau=TAU, joint_names=model.v_names, model_name=model.name,
+                      integrator=_integrator_name(options["integrator"]), dt=float(dt), info=info, limits=limits,
+                      model=model)
+
+
+def _rollout_chunk(model, duration, dt, tau, f_ext, split, options, q0, qd0, *per_rollout):
+    """One chunk of :func:`_dask_simulate`: ``(Q, V, A, TAU, diverged)`` of its rollouts."""
+    from ._dask import chunk_threads
+    rest = iter(per_rollout)
+    tau = next(rest) if split[0] else tau
+    f_ext = next(rest) if split[1] else f_ext
+    batch = np.broadcast_shapes(q0.shape[:-1], qd0.shape[:-1])
+    with chunk_threads(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulationWarning)   # (in a worker no one reads them: info["diverged"])
+        traj = simulate(model, q0, qd0, duration, dt, tau=tau, f_ext=f_ext, **options)
+    diverged = np.zeros(batch)
+    for index in traj.info["diverged"]:
+        diverged[index] = 1.0
+    return traj.q, traj.qd, traj.qdd, traj.tau, diverged
 
 
 def _check_dead(dead, Q, t, batch, name, info):

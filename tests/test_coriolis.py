@@ -182,12 +182,12 @@ def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
         screwdyn.coriolis_matrix(model, Q, QD)
 
 
-def test_batch_of_a_model_too_large_for_lanes_runs_one_lane(rng):
+def test_batch_of_a_model_too_large_for_lanes_runs_fewer_lanes(rng):
     """A model whose LANES lanes of work do not fit the stack (here 70 bodies) runs its batch with
-    one lane at a time; the numbers are the one-state kernel's."""
+    the most of LANES / 2, LANES / 4, ... that fit; the numbers are the one-state kernel's."""
     from screwdyn.dynamics import _CORIOLIS
     model = random_model(rng, n=70, fixed=0, branching=0.3)
-    assert _CORIOLIS.lanes(model.n) == 1 and _CORIOLIS.lanes(40) == _CORIOLIS.entry.lanes
+    assert _CORIOLIS.lanes(model.n) == 4 < _CORIOLIS.entry.lanes and _CORIOLIS.lanes(40) == _CORIOLIS.entry.lanes
     Q, QD, _ = random_state(rng, model.n, (3,))
     C = screwdyn.coriolis_matrix(model, Q, QD)
     for k in range(3):

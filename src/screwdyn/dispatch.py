@@ -107,15 +107,20 @@ class Kernel:
 
     def lanes(self, n):
         """The lanes a batch runs with for a model of ``n`` bodies: the entry's LANES when they fit
-        STACK_LIMIT, else 1 (None for a kernel without lanes); 0 when one lane does not fit, and
-        its states go one at a time (:func:`on_large_stack`)."""
+        STACK_LIMIT, else the most of LANES / 2, LANES / 4, ... that fit (a floating Talos, 50
+        bodies: RNEA 16 of its 32; each count compiles on first use), down to 1 (None for a kernel
+        without lanes); 0 when one lane does not fit, and its states go one at a time
+        (:func:`on_large_stack`)."""
         entry = self.entry
         per_lane = entry.work_floats(n)
         if per_lane > STACK_LIMIT:
             return 0
         if not entry.lanes:
             return None
-        return entry.lanes if entry.lanes * per_lane <= STACK_LIMIT else 1
+        lanes = entry.lanes
+        while lanes > 1 and lanes * per_lane > STACK_LIMIT:
+            lanes //= 2
+        return lanes
 
     def lanes_for(self, model):
         """:meth:`lanes` for ``model``, worked out once per model."""

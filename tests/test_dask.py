@@ -228,7 +228,8 @@ def test_rollouts_in_chunks_equal_the_numpy_batch(panda, rng):
     TAU = rng.normal(0.0, 1.0, (B, 41, panda.n))
     with pytest.warns(SimulationWarning, match="1 of 9 rollouts diverged"):
         ref = screwdyn.simulate(panda, Q0, QD0, 0.04, 1e-3, tau=TAU)
-    traj = screwdyn.simulate(panda, da.from_array(Q0, chunks=4), QD0, 0.04, 1e-3, tau=da.from_array(TAU, chunks=(3, -1, -1)))
+    traj = screwdyn.simulate(panda, da.from_array(Q0, chunks=4), QD0, 0.04, 1e-3,
+                             tau=da.from_array(TAU, chunks=(3, -1, -1)))
     assert isinstance(traj.q, da.Array) and traj.q.shape == ref.q.shape and traj.info["limits"] is None
     got = dask.compute(traj.q, traj.qd, traj.qdd, traj.tau, traj.kinetic_energy, traj.potential_energy,
                        traj.info["diverged"], scheduler="threads")
@@ -236,6 +237,15 @@ def test_rollouts_in_chunks_equal_the_numpy_batch(panda, rng):
         np.testing.assert_array_equal(a, b)
     assert np.flatnonzero(got[-1]).tolist() == ref.info["diverged"] == [5]
     np.testing.assert_array_equal(traj[2].q.compute(), ref[2].q)
+    F = rng.normal(0.0, 1.0, (B, 11, panda.nbodies, 6))   # wrenches per rollout, split with them
+    lazy = screwdyn.simulate(panda, da.from_array(Q0, chunks=4), None, 0.01, 1e-3,
+                             f_ext=da.from_array(F, chunks=(5, -1, -1, -1)))
+    np.testing.assert_array_equal(lazy.q, screwdyn.simulate(panda, Q0, None, 0.01, 1e-3, f_ext=F).q)
+    shared = {panda.frame_names[-1]: np.ones(6)}           # two batch axes, a shared dict of wrenches
+    grid = Q0[:6].reshape(2, 3, panda.n)
+    lazy = screwdyn.simulate(panda, da.from_array(grid, chunks=(1, 3, panda.n)), None, 0.01, 1e-3, f_ext=shared)
+    assert lazy.info["diverged"].shape == (2, 3)
+    np.testing.assert_array_equal(lazy.q, screwdyn.simulate(panda, grid, None, 0.01, 1e-3, f_ext=shared).q)
     with pytest.raises(InputError, match="one state"):
         screwdyn.simulate(panda, da.from_array(Q0[0]), None, 0.01)
     with pytest.raises(InputError, match="per rollout"):

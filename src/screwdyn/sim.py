@@ -941,7 +941,7 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
     from ._dask import as_array, map_batches
     n, nq, nv = model.n, model.nq, model.nv
     t = _time_grid(duration, dt)
-    N, steps = len(t), len(t) - 1
+    N = len(t)
     q0 = as_array(np.zeros(nq) if q0 is None else q0, "q0")
     qd0 = as_array(np.zeros(nv) if qd0 is None else qd0, "qd0")
     for x, size, label in ((q0, nq, "q0"), (qd0, nv, "qd0")):

@@ -608,8 +608,7 @@ def statuses(kernel: Kernel, model, B, batch_args, member_args, status=None) -> 
         status = np.zeros(B, dtype=np.int64)
     if B == 0:
         return status
-    lanes = kernel.lanes_for(model)
-    if B == 1 or lanes == 0:
+    if B == 1 or kernel.lanes_for(model) == 0:
         floats = model._derived.get(("work", kernel.key))
         if floats is None:
             floats = model._derived[("work", kernel.key)] = kernel.entry.work_floats(model.n)
@@ -618,7 +617,7 @@ def statuses(kernel: Kernel, model, B, batch_args, member_args, status=None) -> 
             if code == Status.NOT_FAST:   # pragma: no cover - the caller's layout is wrong
                 raise AssertionError(f"{kernel.key}: arguments not laid out as the entry point takes them")
             status[k] = code
-    elif kernel.run_batch((model._kd, *batch_args, status), lanes):   # pragma: no cover - as above
+    elif kernel.run_batch((model._kd, *batch_args, status), kernel.lanes_for(model)):   # pragma: no cover - as above
         raise AssertionError(f"{kernel.key}: arguments not laid out as the entry point takes them")
     return status
 

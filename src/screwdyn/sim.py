@@ -95,7 +95,7 @@ from .algorithms.rollout import (
 )
 from .algorithms.status import Status
 from ._dask import any_dask
-from .dispatch import Kernel, on_large_stack, statuses
+from .dispatch import Kernel, statuses
 from .errors import InputError, ModelError, ScrewdynError, ScrewdynWarning
 
 __all__ = ["simulate", "Trajectory", "JointLimits", "SimulationError", "SimulationWarning", "LimitWarning",
@@ -299,7 +299,6 @@ class _Field:
         self.Q, self.V, self.A, self.TAU = (np.empty((B, 1, n)) for _ in range(4))
         self.W = _watch_start(B, n)   # (not read: _stages and _adaptive watch what they record)
         self._rows = {}
-        self._one = None
 
     def _row(self, k):
         """Rollout ``k``'s rows of the work arrays, for the one-state entry point (made once)."""
@@ -316,13 +315,6 @@ class _Field:
             self.Q[:, 0], self.V[:, 0] = q, qd
             tau3 = np.ascontiguousarray(tau[:, None])
             f4 = np.ascontiguousarray(F[:, None]) if use else _NO_FEXT
-            if B == 1:   # one rollout, a controller called at every stage: statuses' own B == 1 path, less its lookups
-                one = self._one
-                if one is None:
-                    floats = _ROLLOUT.entry.work_floats(model.n)
-                    one = self._one = lambda *a: on_large_stack(floats, _ROLLOUT.one, model._kd, *a)
-                st = np.array([one(lim, self.t, tau3, f4, use, RK4, 0, 0, *self._row(0))], dtype=np.int64)
-                return self.A[:, 0].copy(), self.TAU[:, 0].copy(), st
             pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
             args = (lim, self.t, tau3, f4, use, RK4, 0, 0)
             st = statuses(_ROLLOUT, model, B, args + (self.Q, self.V, self.A, self.TAU, self.W),

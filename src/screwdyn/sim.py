@@ -898,11 +898,9 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     info["limits"] = report.summary(t, W, joint_limits is not False, saturate)
     _warn_limits(model, info["limits"], batch)
     shape = batch + (N,)
-    limits = {"q_lower": model.q_lower, "q_upper": model.q_upper, "velocity": model.velocity_limit,
-              "effort": model.effort_limit}
     return Trajectory(t=t, q=Q.reshape(shape + (nq,)), qd=V.reshape(shape + (nv,)), qdd=A.reshape(shape + (nv,)),
                       tau=TAU.reshape(shape + (nv,)), joint_names=model.v_names, model_name=model.name,
-                      integrator=name, dt=float(dt), info=info, limits=limits, model=model)
+                      integrator=name, dt=float(dt), info=info, limits=_limit_arrays(model), model=model)
 
 
 def _energy_samples(model, q, qd):
@@ -916,6 +914,12 @@ def _energy_samples(model, q, qd):
     elif ok.any():
         K[ok], U[ok] = sd.kinetic_energy(model, Q[ok], QD[ok]), sd.potential_energy(model, Q[ok])
     return K.reshape(q.shape[:-1]), U.reshape(q.shape[:-1])
+
+
+def _limit_arrays(model):
+    """A trajectory's ``limits``: the model's position, velocity and effort limits."""
+    return {"q_lower": model.q_lower, "q_upper": model.q_upper, "velocity": model.velocity_limit,
+            "effort": model.effort_limit}
 
 
 # ---------------------------------------------------------------------------- on Dask
@@ -957,16 +961,15 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
             raise InputError(f"{label} as a Dask array must be per rollout, {tuple(batch)} + (T, {n}"
                              f"{', 6' if core == 3 else ''}); pass a shared one as a NumPy array")
         split.append(per_rollout)
-    run = partial(_rollout_chunk, model, duration, dt, tau, f_ext, tuple(split), options)
+    shared = [None if cut else value for cut, value in zip(split, (tau, f_ext))]   # (the split ones go by chunk)
+    run = partial(_rollout_chunk, model, duration, dt, *shared, tuple(split), options)
     Q, V, A, TAU, diverged = map_batches(run, arrays, cores, ((N, nq), (N, nv), (N, nv), (N, nv), ()),
                                          name="screwdyn-simulate")
     info = dict(options, nfev=None, wall_time=None, limits=None, diverged=diverged > 0.5)
     info.pop("ivp_options")
-    limits = {"q_lower": model.q_lower, "q_upper": model.q_upper, "velocity": model.velocity_limit,
-              "effort": model.effort_limit}
     return Trajectory(t=t, q=Q, qd=V, qdd=A, tau=TAU, joint_names=model.v_names, model_name=model.name,
-                      integrator=_integrator_name(options["integrator"]), dt=float(dt), info=info, limits=limits,
-                      model=model)
+                      integrator=_integrator_name(options["integrator"]), dt=float(dt), info=info,
+                      limits=_limit_arrays(model), model=model)
 
 
 def _rollout_chunk(model, duration, dt, tau, f_ext, split, options, q0, qd0, *per_rollout):

@@ -26,11 +26,11 @@ Cost ``O(n d)``, ``d`` the depth of the tree. ``L`` states run side by side (:mo
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import body_inertia, inertia_apply, inertia_rotate, inertia_shift
+from .inertia_kernels import body_inertia, inertia_apply, inertia_rotate, inertia_shift, massless
 from .internals import CACHED, HELPER, KERNEL, dot6, scratch, stack, window
-from .joints import joint_poses, joint_screw
+from .joints import in_parent_frame, joint_poses, joint_screw
 from .layout import ARMAT, PARENT
-from .spatial_kernels import aligned, translate_wrench
+from .spatial_kernels import aligned, aligned_in_parent, translate_wrench
 from .entry import Entry
 from .status import Status
 from .work import (
@@ -39,6 +39,7 @@ from .work import (
 )
 
 LANES = 16
+ZERO10 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @njit(**HELPER)
@@ -74,6 +75,9 @@ def crba(kd, q, M, status, k0, k1, lanes):
     P = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
     for i in range(n):
         P[i] = int(kd[i, PARENT])
+    E = stack((n,)).view(np.int64)   # 1 where row i sits in its parent's frame (r_i = 0: X_i = 1)
+    for i in range(n):
+        E[i] = 1 if in_parent_frame(kd, i) else 0
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
         for l in range(m):
@@ -90,12 +94,21 @@ def crba(kd, q, M, status, k0, k1, lanes):
             copy_lanes(R[int(kd[i, PARENT])], A, m)
             S = joint_screw(kd, i)
             I = body_inertia(kd, i)
-            for l in range(m):
-                Ri, ri, Ji = aligned(get9(A, l), get12(W, l), S)
-                put(R[i], l, Ri)
-                put(r[i], l, ri)
-                put(J[i], l, Ji)
-                put(Ic[i], l, inertia_rotate(Ri, I))
+            zero_inertia = massless(kd, i)
+            if E[i]:                      # R_i = R_p, r_i = 0; such rows are mostly massless
+                for l in range(m):
+                    Ri, ri, Ji = aligned_in_parent(get9(A, l), S)
+                    put(R[i], l, Ri)
+                    put(r[i], l, ri)
+                    put(J[i], l, Ji)
+                    put(Ic[i], l, ZERO10 if zero_inertia else inertia_rotate(Ri, I))
+            else:
+                for l in range(m):
+                    Ri, ri, Ji = aligned(get9(A, l), get12(W, l), S)
+                    put(R[i], l, Ri)
+                    put(r[i], l, ri)
+                    put(J[i], l, Ji)
+                    put(Ic[i], l, inertia_rotate(Ri, I))
 
         # Pass 2: composite inertias, tips to base, and the rows of M.
         for i in range(n - 1, -1, -1):
@@ -109,16 +122,24 @@ def crba(kd, q, M, status, k0, k1, lanes):
             j = i
             par = P[j]
             while par >= 0:
-                for l in range(m):
-                    Fj = translate_wrench(get3(r[j], l), get6(F, l))   # F = X_j^T F
-                    put(F, l, Fj)
-                    Ml[i, par, l] = Ml[par, i, l] = joint_row(get6(J[par], l), Fj)
+                if E[j]:
+                    for l in range(m):
+                        Ml[i, par, l] = Ml[par, i, l] = joint_row(get6(J[par], l), get6(F, l))
+                else:
+                    for l in range(m):
+                        Fj = translate_wrench(get3(r[j], l), get6(F, l))   # F = X_j^T F
+                        put(F, l, Fj)
+                        Ml[i, par, l] = Ml[par, i, l] = joint_row(get6(J[par], l), Fj)
                 j = par
                 par = P[j]
             par = P[i]
             if par >= 0:
-                for l in range(m):
-                    add(Ic[par], l, inertia_shift(get3(r[i], l), get10(G, l)))
+                if E[i]:
+                    for l in range(m):
+                        add(Ic[par], l, get10(G, l))
+                else:
+                    for l in range(m):
+                        add(Ic[par], l, inertia_shift(get3(r[i], l), get10(G, l)))
         store(window(Ml, 0, (n * n, L)), b, m, flat(M), status, bad)
 
 

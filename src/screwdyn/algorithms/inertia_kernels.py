@@ -39,6 +39,17 @@ def body_inertia(kd, i):
 
 
 @njit(**HELPER)
+def massless(kd, i):
+    """Whether body ``i`` has no inertia at all (all ten numbers zero: a URDF link without
+    ``<inertial>``, the massless rows of a free-flyer or spherical joint): its own wrench, ``G_i``
+    applied to anything, is zero."""
+    for c in range(10):
+        if kd[i, MASS + c] != 0.0:
+            return False
+    return True
+
+
+@njit(**HELPER)
 def inertia_apply(I, V):
     """``G V = (I_o w + h x v, m v - h x w)``."""
     m, h0, h1, h2, ixx, ixy, ixz, iyy, iyz, izz = I

@@ -24,9 +24,9 @@ Work arrays have a row more than there are bodies: row ``n`` is the base, which 
 import numpy as np
 from numba import njit, prange
 
-from .inertia_kernels import body_inertia, inertia_apply
+from .inertia_kernels import body_inertia, inertia_apply, massless
 from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
-from .joints import joint_poses, joint_screw, joint_velocities
+from .joints import in_parent_frame, joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, cross_force, twist_to_child, wrench_to_parent
 from .entry import Entry
@@ -36,6 +36,7 @@ from .work import (
     store, units,
 )
 
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 LANES = 32   # states side by side: 32 ran faster than 8 or 16 on UR5 and panda, as fast as 64
 
 
@@ -45,9 +46,16 @@ def body_motion(T, S, vJ, qd, qdd, Vp, Ap):
     ``V_i = [Ad_{T_{i,p}}] V_p + v_J`` and ``dV_i = [Ad_{T_{i,p}}] dV_p + [ad_{V_i}] S_i qd_i +
     S_i qdd_i`` (``T = T_{p,i}``, ``S = S_i``, ``v_J`` of :func:`.joints.joint_velocity`: ``S_i qd_i``
     for a one-DoF joint)."""
-    w0, w1, w2, v0, v1, v2 = twist_to_child(T, Vp)
+    return joint_motion(twist_to_child(T, Vp), twist_to_child(T, Ap), S, vJ, qd, qdd)
+
+
+@njit(**HELPER)
+def joint_motion(Vc, Ac, S, vJ, qd, qdd):
+    """:func:`body_motion` from the parent's twist and acceleration already in the child's frame
+    (``Vc``, ``Ac``; the parent's own where the child is in its frame: :func:`.joints.in_parent_frame`)."""
+    w0, w1, w2, v0, v1, v2 = Vc
     V = (w0 + vJ[0], w1 + vJ[1], w2 + vJ[2], v0 + vJ[3], v1 + vJ[4], v2 + vJ[5])
-    a0, a1, a2, a3, a4, a5 = twist_to_child(T, Ap)
+    a0, a1, a2, a3, a4, a5 = Ac
     c0, c1, c2, c3, c4, c5 = ad(V, S)
     return V, (a0 + S[0] * qdd + qd * c0, a1 + S[1] * qdd + qd * c1, a2 + S[2] * qdd + qd * c2,
                a3 + S[3] * qdd + qd * c3, a4 + S[4] * qdd + qd * c4, a5 + S[5] * qdd + qd * c5)
@@ -109,14 +117,26 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
             if not one_dof:
                 joint_velocities(kd, i, S, QD, VJ, m)
             I = body_inertia(kd, i)
-            for l in range(m):
-                qdi = QD[i, l]
-                vJ = ((S[0] * qdi, S[1] * qdi, S[2] * qdi, S[3] * qdi, S[4] * qdi, S[5] * qdi) if one_dof
-                      else get6(VJ, l))
-                Vi, Ai = body_motion(get12(W[i], l), S, vJ, qdi, QDD[i, l], get6(P, l), get6(P[6:], l))
-                put(V[i], l, Vi)
-                put(dV[i], l, Ai)
-                put(F[i], l, body_wrench(I, Vi, Ai))
+            if in_parent_frame(kd, i):    # T_{p,i} = 1, v_J = 0; most such rows carry no inertia
+                for l in range(m):
+                    Vi, Ai = joint_motion(get6(P, l), get6(P[6:], l), S, ZERO6, QD[i, l], QDD[i, l])
+                    put(V[i], l, Vi)
+                    put(dV[i], l, Ai)
+                if massless(kd, i):
+                    for l in range(m):
+                        put(F[i], l, ZERO6)
+                else:
+                    for l in range(m):
+                        put(F[i], l, body_wrench(I, get6(V[i], l), get6(dV[i], l)))
+            else:
+                for l in range(m):
+                    qdi = QD[i, l]
+                    vJ = ((S[0] * qdi, S[1] * qdi, S[2] * qdi, S[3] * qdi, S[4] * qdi, S[5] * qdi) if one_dof
+                          else get6(VJ, l))
+                    Vi, Ai = body_motion(get12(W[i], l), S, vJ, qdi, QDD[i, l], get6(P, l), get6(P[6:], l))
+                    put(V[i], l, Vi)
+                    put(dV[i], l, Ai)
+                    put(F[i], l, body_wrench(I, Vi, Ai))
             if use_fext:
                 for l in range(m):
                     for c in range(6):
@@ -129,9 +149,14 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
             arm = kd[i, ARMAT]
             copy_lanes(F[i], G, m)
             for l in range(m):
-                n0, n1, n2, f0, f1, f2 = Fi = get6(G, l)
+                n0, n1, n2, f0, f1, f2 = get6(G, l)
                 TAU[i, l] = (S[0] * n0 + S[1] * n1 + S[2] * n2 + S[3] * f0 + S[4] * f1 + S[5] * f2) + arm * QDD[i, l]
-                add(F[par], l, wrench_to_parent(get12(W[i], l), Fi))
+            if in_parent_frame(kd, i):
+                for l in range(m):
+                    add(F[par], l, get6(G, l))
+            else:
+                for l in range(m):
+                    add(F[par], l, wrench_to_parent(get12(W[i], l), get6(G, l)))
         store(TAU, b, m, tau, status, bad)
 
 

@@ -95,6 +95,16 @@ def aligned(Rp, T, S):
 
 
 @njit(**HELPER)
+def aligned_in_parent(Rp, S):
+    """:func:`aligned` for a body in its parent's frame (``T_{p,i} = 1``): ``(R_p, 0, (R_p s_w,
+    R_p s_v))``, the same numbers without the products by the identity."""
+    J = (dot3(Rp[0], Rp[1], Rp[2], S[0], S[1], S[2]), dot3(Rp[3], Rp[4], Rp[5], S[0], S[1], S[2]),
+         dot3(Rp[6], Rp[7], Rp[8], S[0], S[1], S[2]), dot3(Rp[0], Rp[1], Rp[2], S[3], S[4], S[5]),
+         dot3(Rp[3], Rp[4], Rp[5], S[3], S[4], S[5]), dot3(Rp[6], Rp[7], Rp[8], S[3], S[4], S[5]))
+    return Rp, (0.0, 0.0, 0.0), J
+
+
+@njit(**HELPER)
 def world_body(Rp, pp, T, S):
     """Body ``i`` in the base frame from its parent's pose ``T_{0,p} = (R_p, p_p)``: ``R_i = R_p
     R_{p,i}``, ``p_i = R_p p_{p,i} + p_p`` and its joint's space-Jacobian column ``J_i =

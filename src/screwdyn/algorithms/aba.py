@@ -34,7 +34,7 @@ from numba import njit, prange
 
 from .inertia_kernels import articulated, articulated_shift, body_inertia, inertia_apply, inertia_rotate, massless
 from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
-from .joints import in_parent_frame, joint_poses, joint_screw, joint_velocities
+from .joints import in_parent_frame, joint_poses, joint_screw, joint_velocities, screw_half
 from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, aligned, aligned_in_parent, cross_force, rotate6, translate_twist, translate_wrench
 from .entry import Entry
@@ -66,6 +66,20 @@ def articulated_apply(IA, V):
             a03 * v0 + a13 * v1 + a23 * v2 + a33 * v3 + a34 * v4 + a35 * v5,
             a04 * v0 + a14 * v1 + a24 * v2 + a34 * v3 + a44 * v4 + a45 * v5,
             a05 * v0 + a15 * v1 + a25 * v2 + a35 * v3 + a45 * v4 + a55 * v5)
+
+
+@njit(**HELPER)
+def articulated_apply_half(IA, x, c):
+    """``IA V`` for a ``V`` whose only nonzero numbers are ``x`` at ``3 c .. 3 c + 2`` (``c = 0``: a
+    rotation, ``J = (R a, 0)``; ``c = 1``: a translation), with the products by those zeros left
+    out: :func:`articulated_apply` to the last bit."""
+    a00, a01, a02, a03, a04, a05, a11, a12, a13, a14, a15, a22, a23, a24, a25, a33, a34, a35, a44, a45, a55 = IA
+    x0, x1, x2 = x
+    if c == 0:
+        return (a00 * x0 + a01 * x1 + a02 * x2, a01 * x0 + a11 * x1 + a12 * x2, a02 * x0 + a12 * x1 + a22 * x2,
+                a03 * x0 + a13 * x1 + a23 * x2, a04 * x0 + a14 * x1 + a24 * x2, a05 * x0 + a15 * x1 + a25 * x2)
+    return (a03 * x0 + a04 * x1 + a05 * x2, a13 * x0 + a14 * x1 + a15 * x2, a23 * x0 + a24 * x1 + a25 * x2,
+            a33 * x0 + a34 * x1 + a35 * x2, a34 * x0 + a44 * x1 + a45 * x2, a35 * x0 + a45 * x1 + a55 * x2)
 
 
 @njit(**HELPER)
@@ -187,15 +201,23 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
         for i in range(n - 1, -1, -1):
             par = int(kd[i, PARENT])
             arm = kd[i, ARMAT]
+            c = 3 * screw_half(kd, i)     # J_i's nonzero half: 0 (a rotation) or 3 (a translation)
+            if c == 0:
+                for l in range(m):
+                    Ui = articulated_apply_half(get21(IA[i], l), get3(J[i], l), 0)        # U_i = IA_i J_i
+                    put(U[i], l, Ui)
+                    J0, J1, J2 = get3(J[i], l)
+                    D[i, l] = arm + (J0 * Ui[0] + J1 * Ui[1] + J2 * Ui[2])
+                    u[i, l] = TAU[i, l] - (J0 * pA[i, 0, l] + J1 * pA[i, 1, l] + J2 * pA[i, 2, l])
+            else:
+                for l in range(m):
+                    Ui = articulated_apply_half(get21(IA[i], l), get3(J[i, 3:], l), 1)
+                    put(U[i], l, Ui)
+                    J3, J4, J5 = get3(J[i, 3:], l)
+                    D[i, l] = arm + (J3 * Ui[3] + J4 * Ui[4] + J5 * Ui[5])
+                    u[i, l] = TAU[i, l] - (J3 * pA[i, 3, l] + J4 * pA[i, 4, l] + J5 * pA[i, 5, l])
             for l in range(m):
-                Ji = get6(J[i], l)
-                Ui = articulated_apply(get21(IA[i], l), Ji)                     # U_i = IA_i J_i
-                put(U[i], l, Ui)
-                d = arm + (Ji[0] * Ui[0] + Ji[1] * Ui[1] + Ji[2] * Ui[2]
-                           + Ji[3] * Ui[3] + Ji[4] * Ui[4] + Ji[5] * Ui[5])
-                D[i, l] = d
-                p0, p1, p2, p3, p4, p5 = get6(pA[i], l)
-                u[i, l] = TAU[i, l] - (Ji[0] * p0 + Ji[1] * p1 + Ji[2] * p2 + Ji[3] * p3 + Ji[4] * p4 + Ji[5] * p5)
+                d = D[i, l]
                 if not d > 0.0 and bad[l] == 0:   # (NaN: the numbers overflowed)
                     bad[l] = Status.SINGULAR if d <= 0.0 else Status.OVERFLOW
             if par < 0:

@@ -223,6 +223,13 @@ def in_parent_frame(kd, i):
 
 
 @njit(**HELPER)
+def screw_half(kd, i):
+    """Which half of row ``i``'s screw ``S_i`` is nonzero: 0 for a rotation ``s (a, 0)``, 1 for a
+    translation ``s (0, a)`` (:func:`joint_screw`; every row is one or the other)."""
+    return 1 if kd[i, JTYPE] == PRISMATIC else 0
+
+
+@njit(**HELPER)
 def joint_kind(kd, i):
     """The kind of row ``i``: prismatic, revolute about the x, y or z axis of its frame, revolute
     about another axis; or the first row of a free-flyer or spherical joint, or an inner row."""

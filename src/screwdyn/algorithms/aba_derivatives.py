@@ -24,23 +24,25 @@ from numba import njit, prange
 
 from .aba import LANES as ABA_LANES
 from .aba import aba, aba_batch
+from .aba import per_lane as aba_per_lane
 from .internals import CACHED, HELPER, KERNEL, stack, window
 from .ltdl import branch_columns, ltdl_factor, ltdl_solve_columns
+from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
 from .rnea_derivatives import rnea_derivatives, rnea_derivatives_batch
 from .entry import Entry
 from .status import Status
 from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row, units
 
 
-LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: 4 lanes here are room for them)
+LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: these lanes' work is room for them)
 
 
 @njit(**HELPER)
 def per_lane(n):
-    """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES = 4`` of its lanes per
+    """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES`` of its lanes per
     lane of this kernel) or the inverse-dynamics derivatives' own, and the solves' ``H`` (counted
     per lane: more than it takes)."""
-    return n * n + 2 * n + 8 + max(4 * (76 * n + 78), 100 * n + 200)
+    return n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n))
 
 
 @njit(**HELPER)

@@ -194,6 +194,21 @@ def test_batches_equal_single_states_and_report_the_bad_one(rng):
         screwdyn.inverse_dynamics_derivatives(model, Q, QD, QDD)
 
 
+def test_finite_states_whose_derivatives_overflow_are_refused_by_batch_index(rng):
+    """Finite velocities so large that the derivatives leave float64 (``dtau/dqd`` grows as ``qd``,
+    ``dtau/dq`` as ``qd^2``): an InputError saying so at the state's batch index, for one state and in
+    a batch (lanes) of otherwise fine states, never an inf in an answer."""
+    model = screwdyn.models.load("ur5")
+    Q, QD, QDD = random_state(rng, model.n, (9,))
+    QD[4] = 1e200
+    with pytest.raises(screwdyn.InputError, match=r"overflow.*\(batch index \(4,\)\)|\(batch index \(4,\)\).*overflow"):
+        screwdyn.inverse_dynamics_derivatives(model, Q, QD, QDD)
+    with pytest.raises(screwdyn.InputError, match="overflow"):
+        screwdyn.inverse_dynamics_derivatives(model, Q[4], QD[4], QDD[4])
+    fine = screwdyn.inverse_dynamics_derivatives(model, Q[:4], QD[:4], QDD[:4])
+    assert all(np.all(np.isfinite(x)) for x in fine)
+
+
 def test_out_and_wrench_dicts(rng):
     """out= receives the three matrices (the results are views of it); a wrench given as a dict by
     frame name equals the same wrench as an array; a wrong out is refused."""

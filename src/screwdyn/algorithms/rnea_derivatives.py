@@ -51,8 +51,8 @@ from .spatial_kernels import ad, cross_force, pose_of, twist_to_world, world_bod
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load, load_wrenches,
-    overflowed, put, q_size, row, units,
+    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load, load_wrenches, put,
+    q_size, row, units,
 )
 
 LANES = 4   # 8 ran slower on UR5 and no faster on Talos
@@ -119,6 +119,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     SC = scratch(2, lanes)
     VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
     bad = stack((L,)).view(np.int64)
+    NF = stack((L,))
     par_of = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
     lam = stack((n,)).view(np.int64)      # the parent of each row's joint (its first row's parent)
     first = stack((n,)).view(np.int64)    # the first row of each row's joint
@@ -137,6 +138,8 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         if use_fext:
             load_wrenches(fext, b, m, FE, bad)
         Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place
+        for l in range(m):
+            NF[l] = 0.0                 # the sum of x * 0 over the entries written: NaN if one is NaN or inf
         for l in range(m):
             Dz = Dl[l]
             for c in range(3):
@@ -208,9 +211,11 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 Ji = get6(J[i], l)
                 a, g, dF0, turn, dFv = body_columns(get10(G, l), get12(G[10:], l), get6(G[22:], l), Ji,
                                                      get6(Psi[i], l), get6(Phi[i], l), get6(U[i], l))
-                Dl[l, 0, i, i] = dot(Ji, dF0)                   # (J_i^T (J_i x* Fc_i) = 0)
-                Dl[l, 1, i, i] = dot(Ji, dFv)
-                Dl[l, 2, i, i] = dot(Ji, a) + arm
+                qii, vii, mii = dot(Ji, dF0), dot(Ji, dFv), dot(Ji, a) + arm      # (J_i^T (J_i x* Fc_i) = 0)
+                Dl[l, 0, i, i] = qii
+                Dl[l, 1, i, i] = vii
+                Dl[l, 2, i, i] = mii
+                NF[l] += qii * 0.0 + vii * 0.0 + mii * 0.0
                 put(H, l, a)
                 put(H[6:], l, g)
                 put(H[9:], l, dF0)
@@ -233,6 +238,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                     Dl[l, 1, i, j] = vij
                     Dl[l, 2, j, i] = mij
                     Dl[l, 2, i, j] = mij
+                    NF[l] += qji * 0.0 + qij * 0.0 + vji * 0.0 + vij * 0.0 + mij * 0.0
                 j = par_of[j]
             if par >= 0:
                 for l in range(m):
@@ -241,7 +247,8 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                     add(Fc[par], l, get6(G[22:], l))
         for l in range(m):              # (a flagged state's D is not meaningful: written as the others)
             status[b + l] = bad[l]
-            overflowed(status, b + l, D)   # finite inputs, a D beyond float64
+            if NF[l] != 0.0 and bad[l] == 0:   # finite inputs, a D beyond float64: some x * 0 is NaN
+                status[b + l] = Status.OVERFLOW
 
 
 @njit(**KERNEL)

@@ -101,6 +101,26 @@ def articulate(IA, U, D, u, pA, c):
                 pA[3] + U3 * ud + g3, pA[4] + U4 * ud + g4, pA[5] + U5 * ud + g5)
 
 
+@njit(**HELPER)
+def put_body(Rw, r, J, V, C, IA, pA, l, Ri, ri, Ji, Vi, qdi, I, empty):
+    """Pass 1's numbers of body ``i`` into lane ``l`` of its rows of the work arrays: ``R_i``, ``r_i``,
+    ``J_i``, ``V_i``, then ``c_i = [ad_V_i] J_i qd_i``, ``IA_i = Y_i`` and ``pA_i = V_i x* Y_i V_i``
+    (zero when the body is ``empty``: no inertia)."""
+    put(Rw, l, Ri)
+    put(r, l, ri)
+    put(J, l, Ji)
+    put(V, l, Vi)
+    c0, c1, c2, c3, c4, c5 = ad(Vi, Ji)                                          # c_i = [ad_V_i] J_i qd_i
+    put(C, l, (qdi * c0, qdi * c1, qdi * c2, qdi * c3, qdi * c4, qdi * c5))
+    if empty:
+        put(IA, l, ZERO21)
+        put(pA, l, ZERO6)
+    else:
+        Yi = inertia_rotate(Ri, I)
+        put(IA, l, articulated(Yi))
+        put(pA, l, cross_force(Vi, inertia_apply(Yi, Vi)))
+
+
 @njit(**KERNEL)
 def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd, tau, qdd (B, n)`` (and ``fext (B, n, 6)`` when
@@ -155,30 +175,14 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
                 joint_velocities(kd, i, S, QD, VJ, m)
             I = body_inertia(kd, i)
             if E[i]:     # R_i = R_p, V_i = V_p (v_J = 0), and mostly no inertia
-                zero_inertia = massless(kd, i)
+                empty = massless(kd, i)
                 for l in range(m):
                     Ri, ri, Ji = aligned_in_parent(get9(P, l), S)
-                    put(Rw[i], l, Ri)
-                    put(r[i], l, ri)
-                    put(J[i], l, Ji)
-                    qdi = QD[i, l]
-                    Vi = get6(P[9:], l)
-                    put(V[i], l, Vi)
-                    c0, c1, c2, c3, c4, c5 = ad(Vi, Ji)
-                    put(C[i], l, (qdi * c0, qdi * c1, qdi * c2, qdi * c3, qdi * c4, qdi * c5))
-                    if zero_inertia:
-                        put(IA[i], l, ZERO21)
-                        put(pA[i], l, ZERO6)
-                    else:
-                        Yi = inertia_rotate(Ri, I)
-                        put(IA[i], l, articulated(Yi))
-                        put(pA[i], l, cross_force(Vi, inertia_apply(Yi, Vi)))
+                    put_body(Rw[i], r[i], J[i], V[i], C[i], IA[i], pA[i], l, Ri, ri, Ji, get6(P[9:], l), QD[i, l],
+                             I, empty)
             else:
                 for l in range(m):
                     Ri, ri, Ji = aligned(get9(P, l), get12(T, l), S)
-                    put(Rw[i], l, Ri)
-                    put(r[i], l, ri)
-                    put(J[i], l, Ji)
                     qdi = QD[i, l]
                     if one_dof:
                         vJ = (Ji[0] * qdi, Ji[1] * qdi, Ji[2] * qdi, Ji[3] * qdi, Ji[4] * qdi, Ji[5] * qdi)
@@ -186,12 +190,7 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
                         vJ = rotate6(Ri, get6(VJ, l))
                     w0, w1, w2, v0, v1, v2 = translate_twist(ri, get6(P[9:], l))     # V_i = X_i V_p + J_i qd_i
                     Vi = (w0 + vJ[0], w1 + vJ[1], w2 + vJ[2], v0 + vJ[3], v1 + vJ[4], v2 + vJ[5])
-                    put(V[i], l, Vi)
-                    c0, c1, c2, c3, c4, c5 = ad(Vi, Ji)                              # c_i = [ad_V_i] J_i qd_i
-                    put(C[i], l, (qdi * c0, qdi * c1, qdi * c2, qdi * c3, qdi * c4, qdi * c5))
-                    Yi = inertia_rotate(Ri, I)
-                    put(IA[i], l, articulated(Yi))
-                    put(pA[i], l, cross_force(Vi, inertia_apply(Yi, Vi)))
+                    put_body(Rw[i], r[i], J[i], V[i], C[i], IA[i], pA[i], l, Ri, ri, Ji, Vi, qdi, I, False)
             if use_fext:                                                         # pA_i -= R_i F_ext_i
                 for l in range(m):
                     e0, e1, e2, e3, e4, e5 = rotate6(get9(Rw[i], l), get6(FE[i], l))

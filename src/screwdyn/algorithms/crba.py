@@ -54,6 +54,16 @@ def joint_row(J, F):
     return dot6(J[0], J[1], J[2], J[3], J[4], J[5], F[0], F[1], F[2], F[3], F[4], F[5])
 
 
+@njit(**HELPER)
+def put_body(R, r, J, Ic, l, Ri, ri, Ji, I, empty):
+    """Pass 1's numbers of body ``i`` into lane ``l`` of its rows of the work arrays: ``R_i``, ``r_i``,
+    ``J_i`` and its inertia in world axes (zero when the body is ``empty``: no inertia)."""
+    put(R, l, Ri)
+    put(r, l, ri)
+    put(J, l, Ji)
+    put(Ic, l, ZERO10 if empty else inertia_rotate(Ri, I))
+
+
 @njit(**KERNEL)
 def crba(kd, q, M, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q (B, n)``: ``M[k] (n, n)`` and ``status[k]``, ``lanes`` (a
@@ -94,21 +104,15 @@ def crba(kd, q, M, status, k0, k1, lanes):
             copy_lanes(R[int(kd[i, PARENT])], A, m)
             S = joint_screw(kd, i)
             I = body_inertia(kd, i)
-            zero_inertia = massless(kd, i)
             if E[i]:                      # R_i = R_p, r_i = 0; such rows are mostly massless
+                empty = massless(kd, i)
                 for l in range(m):
                     Ri, ri, Ji = aligned_in_parent(get9(A, l), S)
-                    put(R[i], l, Ri)
-                    put(r[i], l, ri)
-                    put(J[i], l, Ji)
-                    put(Ic[i], l, ZERO10 if zero_inertia else inertia_rotate(Ri, I))
+                    put_body(R[i], r[i], J[i], Ic[i], l, Ri, ri, Ji, I, empty)
             else:
                 for l in range(m):
                     Ri, ri, Ji = aligned(get9(A, l), get12(W, l), S)
-                    put(R[i], l, Ri)
-                    put(r[i], l, ri)
-                    put(J[i], l, Ji)
-                    put(Ic[i], l, inertia_rotate(Ri, I))
+                    put_body(R[i], r[i], J[i], Ic[i], l, Ri, ri, Ji, I, False)
 
         # Pass 2: composite inertias, tips to base, and the rows of M.
         for i in range(n - 1, -1, -1):

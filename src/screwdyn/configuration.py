@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .algorithms.joints import dexp_inverse_rows, integrate_rows
 from .errors import InputError
 from .model import FREE_FLYER, SPHERICAL, Model
 
@@ -58,15 +59,6 @@ def quaternion_rotate(a, x):
     return x + w * t + np.cross(v, t)
 
 
-def quaternion_exp(omega):
-    """The unit quaternion of ``exp([omega])`` (a rotation by ``|omega|`` about ``omega``)."""
-    t = np.linalg.norm(omega, axis=-1, keepdims=True)
-    small = t < 1e-4
-    ts = np.where(small, 1.0, t)
-    half = np.where(small, 0.5 - t * t / 48.0, np.sin(0.5 * ts) / ts)   # sin(t/2) / t
-    return np.concatenate([half * omega, np.cos(0.5 * t)], axis=-1)
-
-
 def quaternion_log(a):
     """``omega`` with ``exp([omega]) = R(a)`` and ``|omega| <= pi``, for unit quaternions ``a``."""
     a = np.where(a[..., 3:] < 0.0, -a, a)            # the same rotation, the short way
@@ -78,21 +70,18 @@ def quaternion_log(a):
     return factor[..., None] * v
 
 
-def _se3_v(omega, x, inverse=False):
-    """``V(omega) x`` with ``V = 1 + b [omega] + c [omega]^2`` (the translation of ``exp`` of the
-    twist ``(omega, x)``, Modern Robotics eq. 3.88), or ``V^-1 x = x - [omega] x / 2 + k [omega]^2 x``."""
+def _se3_v_inverse(omega, x):
+    """``V(omega)^-1 x = x - [omega] x / 2 + k [omega]^2 x``, ``V = 1 + b [omega] + c [omega]^2`` the
+    translation of ``exp`` of the twist ``(omega, x)`` (Modern Robotics eq. 3.88; ``V`` itself is
+    :func:`screwdyn.algorithms.joints.se3_translation`)."""
     t = np.linalg.norm(omega, axis=-1, keepdims=True)
     t2 = t * t
     small = t < 1e-3
     ts = np.where(small, 1.0, t)
     wx = np.cross(omega, x)
     wwx = np.cross(omega, wx)
-    if inverse:
-        k = np.where(small, 1.0 / 12.0 + t2 / 720.0, (1.0 - 0.5 * ts / np.tan(0.5 * ts)) / (ts * ts))
-        return x - 0.5 * wx + k * wwx
-    b = np.where(small, 0.5 - t2 / 24.0 + t2 * t2 / 720.0, (1.0 - np.cos(ts)) / (ts * ts))
-    c = np.where(small, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0, (ts - np.sin(ts)) / (ts * ts * ts))
-    return x + b * wx + c * wwx
+    k = np.where(small, 1.0 / 12.0 + t2 / 720.0, (1.0 - 0.5 * ts / np.tan(0.5 * ts)) / (ts * ts))
+    return x - 0.5 * wx + k * wwx
 
 
 # ---------------------------------------------------------------------------------- blocks
@@ -159,25 +148,22 @@ def integrate(model: Model, q, v, dt=1.0) -> np.ndarray:
     velocity ``v (..., nv)`` for ``dt`` (docs/theory.md §4.5). A free-flyer's pose becomes
     ``T(q) exp([V dt])`` (its body twist ``V = (omega, v)``, right multiplication on SE(3), as
     Pinocchio's ``integrate``), a spherical joint's rotation ``R(q) exp([omega dt])``, the others
-    ``q + v dt``. Quaternions come out of unit length."""
+    ``q + v dt``. Quaternions come out of unit length. The compiled arithmetic of the rollouts
+    (:func:`screwdyn.algorithms.joints.joint_integrate`)."""
     _check(model)
     q = _array(q, model.nq, "q")
-    v = _array(v, model.nv, "v") * dt
+    v = _array(v, model.nv, "v")
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError):
+        raise InputError(f"dt must be a number, got {dt!r}") from None
     shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
-    out = np.empty(shape + (model.nq,))
-    one_q, one_v, free_q, free_v, ball_q, ball_v = _blocks(model)
-    out[..., one_q] = q[..., one_q] + v[..., one_v]
-    if free_q.size:
-        qf, vf = q[..., free_q], v[..., free_v]
-        rot = qf[..., 3:] / np.linalg.norm(qf[..., 3:], axis=-1, keepdims=True)
-        w, lin = vf[..., :3], vf[..., 3:]
-        out[..., free_q[:, :3]] = qf[..., :3] + quaternion_rotate(rot, _se3_v(w, lin))
-        out[..., free_q[:, 3:]] = _unit(quaternion_multiply(rot, quaternion_exp(w)))
-    if ball_q.size:
-        qb = q[..., ball_q]
-        rot = qb / np.linalg.norm(qb, axis=-1, keepdims=True)
-        out[..., ball_q] = _unit(quaternion_multiply(rot, quaternion_exp(v[..., ball_v])))
-    return out
+    Q = np.ascontiguousarray(np.broadcast_to(q, shape + (model.nq,)).reshape(-1, model.nq))
+    V = np.ascontiguousarray(np.broadcast_to(v, shape + (model.nv,)).reshape(-1, model.nv))
+    out = np.empty_like(Q)
+    with np.errstate(all="ignore"):   # (non-finite inputs give non-finite outputs, as numpy's arithmetic)
+        integrate_rows(model._kd, Q, V, dt, out)
+    return out.reshape(shape + (model.nq,))
 
 
 def _unit(a):
@@ -188,24 +174,17 @@ def dexp_inverse(model: Model, xi, v) -> np.ndarray:
     """``d xi / dt`` when ``q(t) = q0 (+) xi(t)`` (:func:`integrate`) moves with the velocity ``v``:
     for a free-flyer or spherical joint ``v + [xi, v] / 2 + [xi, [xi, v]] / 12`` (the inverse of
     the right-trivialized differential of ``exp``, to the order a fourth-order Runge-Kutta-Munthe-Kaas
-    step needs; ``[., .]`` the twists' bracket ``ad``), the others ``v``. ``xi, v (..., nv)``."""
+    step needs; ``[., .]`` the twists' bracket ``ad``), the others ``v``. ``xi, v (..., nv)``. The
+    compiled arithmetic of the rollouts (:func:`screwdyn.algorithms.joints.joint_dexp_inverse`)."""
     _check(model)
-    xi, v = np.asarray(xi, dtype=float), np.asarray(v, dtype=float)
-    out = np.array(np.broadcast_to(v, np.broadcast_shapes(xi.shape, v.shape)), dtype=float)
-    _, _, _, free_v, _, ball_v = _blocks(model)
-
-    def bracket(a, b):   # [a, b] = ad_a b for twists (w, u): (wa x wb, wa x ub + ua x wb)
-        w = np.cross(a[..., :3], b[..., :3])
-        if a.shape[-1] == 3:
-            return w
-        return np.concatenate([w, np.cross(a[..., :3], b[..., 3:]) + np.cross(a[..., 3:], b[..., :3])], axis=-1)
-
-    for idx in (free_v, ball_v):
-        if idx.size:
-            x, y = xi[..., idx], out[..., idx]
-            b1 = bracket(x, y)
-            out[..., idx] = y + 0.5 * b1 + bracket(x, b1) / 12.0
-    return out
+    xi, v = _array(xi, model.nv, "xi"), _array(v, model.nv, "v")
+    shape = np.broadcast_shapes(xi.shape[:-1], v.shape[:-1])
+    X = np.ascontiguousarray(np.broadcast_to(xi, shape + (model.nv,)).reshape(-1, model.nv))
+    V = np.ascontiguousarray(np.broadcast_to(v, shape + (model.nv,)).reshape(-1, model.nv))
+    out = np.empty_like(V)
+    with np.errstate(all="ignore"):
+        dexp_inverse_rows(model._kd, X, V, out)
+    return out.reshape(shape + (model.nv,))
 
 
 def difference(model: Model, q0, q1) -> np.ndarray:
@@ -226,7 +205,7 @@ def difference(model: Model, q0, q1) -> np.ndarray:
         w = quaternion_log(quaternion_multiply(quaternion_conjugate(ra), rb))
         dp = quaternion_rotate(quaternion_conjugate(ra), b[..., :3] - a[..., :3])
         out[..., free_v[:, :3]] = w
-        out[..., free_v[:, 3:]] = _se3_v(w, dp, inverse=True)
+        out[..., free_v[:, 3:]] = _se3_v_inverse(w, dp)
     if ball_q.size:
         ra, rb = _unit(q0[..., ball_q]), _unit(q1[..., ball_q])
         out[..., ball_v] = quaternion_log(quaternion_multiply(quaternion_conjugate(ra), rb))

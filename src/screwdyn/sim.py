@@ -41,15 +41,17 @@ trajectory holds Dask arrays, lazily (``info["diverged"]``: a boolean Dask array
 Torques and external wrenches may be given as
 
 * ``None``: zero (a passive robot);
-* a constant: ``tau`` ``(n,)`` or a scalar; ``f_ext`` ``(n, 6)`` (wrenches ``(n, f)`` on each body in
-  its own frame) or a dict ``{link_or_frame: wrench (6,) in that frame}``;
-* an array per step: ``tau`` ``(steps, n)`` (or ``(steps + 1, n)``), ``f_ext`` ``(steps, n, 6)`` or a
+* a constant: ``tau`` ``(n,)`` or a scalar; ``f_ext`` ``(nb, 6)`` (wrenches ``(n, f)`` on each of the
+  ``nb = model.nbodies`` bodies in its own frame, as :func:`screwdyn.inverse_dynamics` takes them;
+  ``nb == n`` without free-flyer or spherical joints) or a dict ``{link_or_frame: wrench (6,) in that
+  frame}``;
+* an array per step: ``tau`` ``(steps, n)`` (or ``(steps + 1, n)``), ``f_ext`` ``(steps, nb, 6)`` or a
   dict of ``(steps, 6)`` arrays, held constant over each step (zero-order hold), the same for every
   rollout of a batch;
 * per rollout: ``tau`` ``(..., steps, n)`` (or ``(..., 1, n)``: constant), the leading axes those of
-  the batch; ``f_ext`` ``(..., steps, n, 6)`` likewise;
+  the batch; ``f_ext`` ``(..., steps, nb, 6)`` likewise;
 * a callable ``tau(t, q, qd) -> (n,)`` (a controller: see :mod:`screwdyn.control`), or
-  ``f_ext(t, q, qd) -> (n, 6) or dict``. It is evaluated at every stage of the integrator, with the
+  ``f_ext(t, q, qd) -> (nb, 6) or dict``. It is evaluated at every stage of the integrator, with the
   whole batch at once (``q (B, nq)``, ``qd (B, nv)``, flattened; it may answer ``(B, n)`` or
   ``(n,)``); with ``hold=True``, once per step at its start and held over the step (a digital
   controller at ``1 / dt``, as MuJoCo applies its controls), which keeps the fixed-step loop compiled.
@@ -95,7 +97,7 @@ from .algorithms.rollout import (
 )
 from .algorithms.status import Status
 from ._dask import any_dask
-from .dispatch import Kernel, statuses
+from .dispatch import Kernel, statuses, wrench_rows
 from .errors import InputError, ModelError, ScrewdynError, ScrewdynWarning
 
 __all__ = ["simulate", "Trajectory", "JointLimits", "SimulationError", "SimulationWarning", "LimitWarning",
@@ -139,9 +141,9 @@ def _sd():
 
 def _integrate(model, q, v, dt):
     """``q (+) v dt``: the configuration reached from ``q`` moving with velocity ``v`` for ``dt``
-    (every position update of the integrators; :func:`screwdyn.algorithms.joints.joint_integrate`
-    in the compiled rollouts). Revolute and prismatic joints: ``q + dt v``; free-flyers and
-    spherical joints on their manifolds (:func:`screwdyn.integrate`, quaternions kept unit)."""
+    (every position update of the Python stage loop; :func:`screwdyn.integrate`, the compiled
+    :func:`screwdyn.algorithms.joints.joint_integrate` of the rollouts). Revolute and prismatic
+    joints: ``q + dt v``; free-flyers and spherical joints on their manifolds, quaternions kept unit."""
     if model.nq != model.nv:
         return _sd().integrate(model, q, v, dt)
     return q + dt * v
@@ -296,7 +298,7 @@ class _Field:
         self.model, self.lim, self.B, self.method = model, lim, B, method
         n = model.n
         self.t = np.zeros(1)
-        self.Q, self.V, self.A, self.TAU = (np.empty((B, 1, n)) for _ in range(4))
+        self.Q, self.V, self.A, self.TAU = (np.empty((B, 1, size)) for size in (model.nq, n, n, n))
         self.W = _watch_start(B, n)   # (not read: _stages and _adaptive watch what they record)
         self._rows = {}
 
@@ -308,7 +310,8 @@ class _Field:
         return row
 
     def __call__(self, q, qd, tau, F):
-        """``(a, sat(tau), status)`` at ``q, qd (B, n)`` with ``tau (B or 1, n)``, ``F (B or 1, n, 6)`` or None."""
+        """``(a, sat(tau), status)`` at ``q (B, nq)``, ``qd (B, n)`` with ``tau (B or 1, n)``, ``F (B or 1, n, 6)``
+        (on the kernels' rows) or None."""
         model, lim, B = self.model, self.lim, self.B
         use = F is not None
         if self.method == "aba":
@@ -607,8 +610,9 @@ def _source(value, name, model, steps, batch, wrench):
     if callable(value):
         return "call", value
     lead = f"({', '.join(map(str, batch))}, " if batch else "("
-    if wrench:
-        forms = (f"({n}, 6), ({steps}, {n}, 6) per step" + (f", {lead}{steps}, {n}, 6) per rollout" if batch else "")
+    if wrench:   # one wrench per body (model.nbodies; as inverse_dynamics takes them), then the kernels' rows
+        nb = model.nbodies
+        forms = (f"({nb}, 6), ({steps}, {nb}, 6) per step" + (f", {lead}{steps}, {nb}, 6) per rollout" if batch else "")
                  + ", a dict or a callable")
         if isinstance(value, dict):
             try:
@@ -620,7 +624,7 @@ def _source(value, name, model, steps, batch, wrench):
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             raise InputError(f"f_ext must be {forms}") from None
-        arr = _per_step(arr, (n, 6), batch, steps, name, forms)
+        arr = np.ascontiguousarray(wrench_rows(model, _per_step(arr, (nb, 6), batch, steps, name, forms)))
     else:
         forms = (f"a scalar, ({n},), ({steps}, {n}) per step" + (f", {lead}{steps}, {n}) per rollout" if batch else "")
                  + " or a callable tau(t, q, qd)")
@@ -672,7 +676,7 @@ class _Inputs:
         return self._value(self.tau, "tau", self._check_tau, t, q, qd, k, member)
 
     def wrenches(self, t, q, qd, k, member=None):
-        """Wrenches ``(B, n, 6)`` (or ``(1, n, 6)``), or None."""
+        """Wrenches ``(B, n, 6)`` (or ``(1, n, 6)``) on the kernels' rows (:func:`.dispatch.wrench_rows`), or None."""
         return self._value(self.fext, "fext", self._check_fext, t, q, qd, k, member)
 
     def _value(self, source, key, check, t, q, qd, k, member):
@@ -703,12 +707,13 @@ class _Inputs:
         if isinstance(out, dict):
             out = _sd().external_wrenches(self.model, out, np.broadcast_shapes(*(np.shape(w)[:-1] for w in out.values())))
         out = np.asarray(out, dtype=float)
-        if out.shape == (self.n, 6):
+        nb = self.model.nbodies
+        if out.shape == (nb, 6):
             out = out[None]
-        elif out.shape != (B, self.n, 6) or self.single or member is not None:
-            want = f"({self.n}, 6)" + ("" if self.single or member is not None else f" or ({B}, {self.n}, 6)")
+        elif out.shape != (B, nb, 6) or self.single or member is not None:
+            want = f"({nb}, 6)" + ("" if self.single or member is not None else f" or ({B}, {nb}, 6)")
             raise InputError(f"f_ext(t, q, qd) returned shape {out.shape}, expected {want}")
-        return out
+        return wrench_rows(self.model, out)
 
 
 # ---------------------------------------------------------------------------- limits report
@@ -847,8 +852,6 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     name = _integrator_name(integrator)
     if method not in _FD_METHODS:
         raise InputError(f"method must be one of {_FD_METHODS}, got {method!r}")
-    if nq != nv:   # quaternions in q: the stages in Python, on the manifold (the compiled rollouts add q + h v)
-        method = "crba"
     q, qd, batch = _states(q0, qd0, nq, nv)
     B = len(q)
     t = _time_grid(duration, dt)
@@ -958,8 +961,8 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
             arrays.append(value)
             cores.append(core)
         elif any_dask(value):
-            raise InputError(f"{label} as a Dask array must be per rollout, {tuple(batch)} + (T, {n}"
-                             f"{', 6' if core == 3 else ''}); pass a shared one as a NumPy array")
+            raise InputError(f"{label} as a Dask array must be per rollout, {tuple(batch)} + (T, "
+                             f"{n if core == 2 else f'{model.nbodies}, 6'}); pass a shared one as a NumPy array")
         split.append(per_rollout)
     shared = [None if cut else value for cut, value in zip(split, (tau, f_ext))]   # (the split ones go by chunk)
     run = partial(_rollout_chunk, model, duration, dt, *shared, tuple(split), options)

@@ -29,7 +29,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .internals import HELPER, fma, window
+from .internals import HELPER, KERNEL, fma, window
+from .work import q_size
 from .layout import AXIS, AXISK, BALL, FREE, INNER, JSCALE, JTYPE, ONE_DOF, POS, POSEK, PRISMATIC, QIDX, ROT
 from .spatial_kernels import compose
 
@@ -303,13 +304,154 @@ def joint_screw(kd, i):
 
 
 @njit(**HELPER)
+def quaternion_exp(w0, w1, w2):
+    """The unit quaternion ``(x, y, z, w)`` of ``exp([omega])``, a rotation by ``|omega|`` about
+    ``omega`` (``sin(t/2) / t`` by its series below ``t = 1e-4``)."""
+    t = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    half = 0.5 - t * t / 48.0 if t < 1e-4 else math.sin(0.5 * t) / t
+    return half * w0, half * w1, half * w2, math.cos(0.5 * t)
+
+
+@njit(**HELPER)
+def quaternion_step(x, y, z, w, e0, e1, e2):
+    """``unit(q exp([omega]))`` for the quaternion ``q = (x, y, z, w)`` (scaled to unit length first)
+    and ``omega = e``: a rotation turned by ``omega`` in its own frame."""
+    s = 1.0 / math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x * s, y * s, z * s, w * s
+    bx, by, bz, bw = quaternion_exp(e0, e1, e2)
+    cx = w * bx + bw * x + (y * bz - z * by)
+    cy = w * by + bw * y + (z * bx - x * bz)
+    cz = w * bz + bw * z + (x * by - y * bx)
+    cw = w * bw - (x * bx + y * by + z * bz)
+    u = 1.0 / math.sqrt(cx * cx + cy * cy + cz * cz + cw * cw)
+    return x, y, z, w, cx * u, cy * u, cz * u, cw * u
+
+
+@njit(**HELPER)
+def se3_translation(w0, w1, w2, x0, x1, x2):
+    """``V(omega) x``, ``V = 1 + b [omega] + c [omega]^2``: the translation of ``exp`` of the twist
+    ``(omega, x)`` (Modern Robotics (3.88); ``b``, ``c`` by their series below ``|omega| = 1e-3``)."""
+    t2 = w0 * w0 + w1 * w1 + w2 * w2
+    t = math.sqrt(t2)
+    if t < 1e-3:
+        b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0
+        c = 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
+    else:
+        b = (1.0 - math.cos(t)) / t2
+        c = (t - math.sin(t)) / (t2 * t)
+    y0, y1, y2 = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0          # omega x x
+    z0, z1, z2 = w1 * y2 - w2 * y1, w2 * y0 - w0 * y2, w0 * y1 - w1 * y0          # omega x (omega x x)
+    return x0 + b * y0 + c * z0, x1 + b * y1 + c * z1, x2 + b * y2 + c * z2
+
+
+@njit(**HELPER)
+def quaternion_rotate(x, y, z, w, p0, p1, p2):
+    """``R(q) p`` for a unit quaternion ``(x, y, z, w)``: ``p + w t + v x t``, ``t = 2 v x p``."""
+    t0, t1, t2 = 2.0 * (y * p2 - z * p1), 2.0 * (z * p0 - x * p2), 2.0 * (x * p1 - y * p0)
+    return (p0 + w * t0 + (y * t2 - z * t1), p1 + w * t1 + (z * t0 - x * t2), p2 + w * t2 + (x * t1 - y * t0))
+
+
+@njit(**HELPER)
+def dof_position(kd, i):
+    """Where row ``i``'s position is in ``q``: its one-DoF joint's coordinate, or -1 for the rows of
+    a free-flyer or spherical joint (no coordinate of their own, and no position limits)."""
+    return int(kd[i, QIDX]) if kd[i, POSEK] == ONE_DOF else -1
+
+
+@njit(**HELPER)
+def has_manifold(kd):
+    """Whether some joint of the packed model is a free-flyer or spherical joint (``nq > nv``)."""
+    return q_size(kd) != kd.shape[0] - 1
+
+
+@njit(**HELPER)
 def joint_integrate(kd, Q, V, dt, OUT, m):
     """``OUT[l] = Q[l] (+) V[l] dt`` for the rows ``l < m`` of ``Q (L, nq)``, ``V (L, nv)``: the
     configuration reached from ``q`` by moving with the velocity ``v`` for ``dt`` (the exponential
-    map of each joint's configuration space; every integrator's position update goes through
-    here). Revolute and prismatic joints: ``q_i + dt v_i``, one loop over the rows' numbers. ``OUT``
-    may be ``Q``."""
-    size = m * Q.shape[1]
-    q, v, out = window(Q, 0, (size,)), window(V, 0, (size,)), window(OUT, 0, (size,))
-    for x in range(size):
-        out[x] = q[x] + dt * v[x]
+    map of each joint's configuration space, docs/theory.md (4.9); every integrator's position
+    update goes through here, and :func:`screwdyn.integrate`). Revolute and prismatic joints:
+    ``q_i + dt v_i`` (one loop over the rows' numbers when no joint has more); a free-flyer's pose
+    ``T(q) exp([V dt])`` (its position moves by ``R(q) V(omega dt) v dt``), a spherical joint's
+    rotation ``R(q) exp([omega dt])``, quaternions out of unit length. ``OUT`` may be ``Q``."""
+    if not has_manifold(kd):
+        size = m * Q.shape[1]
+        q, v, out = window(Q, 0, (size,)), window(V, 0, (size,)), window(OUT, 0, (size,))
+        for x in range(size):
+            out[x] = q[x] + dt * v[x]
+        return
+    n = kd.shape[0] - 1
+    for i in range(n):
+        pk = kd[i, POSEK]
+        qi = int(kd[i, QIDX])
+        if pk == ONE_DOF:
+            for l in range(m):
+                OUT[l, qi] = Q[l, qi] + dt * V[l, i]
+        elif pk == FREE:
+            for l in range(m):
+                p0, p1, p2 = Q[l, qi], Q[l, qi + 1], Q[l, qi + 2]
+                w0, w1, w2 = V[l, i] * dt, V[l, i + 1] * dt, V[l, i + 2] * dt
+                x, y, z, w, cx, cy, cz, cw = quaternion_step(Q[l, qi + 3], Q[l, qi + 4], Q[l, qi + 5], Q[l, qi + 6],
+                                                             w0, w1, w2)
+                d0, d1, d2 = quaternion_rotate(x, y, z, w, *se3_translation(w0, w1, w2, V[l, i + 3] * dt,
+                                                                           V[l, i + 4] * dt, V[l, i + 5] * dt))
+                OUT[l, qi], OUT[l, qi + 1], OUT[l, qi + 2] = p0 + d0, p1 + d1, p2 + d2
+                OUT[l, qi + 3], OUT[l, qi + 4], OUT[l, qi + 5], OUT[l, qi + 6] = cx, cy, cz, cw
+        elif pk == BALL:
+            for l in range(m):
+                _, _, _, _, cx, cy, cz, cw = quaternion_step(Q[l, qi], Q[l, qi + 1], Q[l, qi + 2], Q[l, qi + 3],
+                                                             V[l, i] * dt, V[l, i + 1] * dt, V[l, i + 2] * dt)
+                OUT[l, qi], OUT[l, qi + 1], OUT[l, qi + 2], OUT[l, qi + 3] = cx, cy, cz, cw
+
+
+@njit(**HELPER)
+def joint_dexp_inverse(kd, K, c, V, OUT, m):
+    """``OUT[l] = dexp^-1_{c K[l]}(V[l])`` for the rows ``l < m`` of ``(L, nv)`` arrays: the rate of
+    ``xi`` where ``q0 (+) xi`` moves with the velocity ``v`` (docs/theory.md §13; a
+    Runge-Kutta-Munthe-Kaas stage): ``v + [xi, v] / 2 + [xi, [xi, v]] / 12`` on a free-flyer's or
+    spherical joint's block (``[., .]`` the twists' bracket ``ad``), ``v`` on the others. ``OUT`` may
+    be ``K``."""
+    n = kd.shape[0] - 1
+    for i in range(n):
+        pk = kd[i, POSEK]        # (an inner row's numbers are its joint's first row's, written there)
+        if pk == ONE_DOF:
+            for l in range(m):
+                OUT[l, i] = V[l, i]
+        elif pk == FREE:
+            for l in range(m):
+                x = (c * K[l, i], c * K[l, i + 1], c * K[l, i + 2], c * K[l, i + 3], c * K[l, i + 4], c * K[l, i + 5])
+                y = (V[l, i], V[l, i + 1], V[l, i + 2], V[l, i + 3], V[l, i + 4], V[l, i + 5])
+                b = twist_bracket(x, y)
+                bb = twist_bracket(x, b)
+                for e in range(6):
+                    OUT[l, i + e] = y[e] + 0.5 * b[e] + bb[e] / 12.0
+        elif pk == BALL:
+            for l in range(m):
+                x = (c * K[l, i], c * K[l, i + 1], c * K[l, i + 2], 0.0, 0.0, 0.0)
+                y = (V[l, i], V[l, i + 1], V[l, i + 2], 0.0, 0.0, 0.0)
+                b = twist_bracket(x, y)
+                bb = twist_bracket(x, b)
+                for e in range(3):
+                    OUT[l, i + e] = y[e] + 0.5 * b[e] + bb[e] / 12.0
+
+
+@njit(**HELPER)
+def twist_bracket(a, b):
+    """``[a, b] = ad_a b`` of twists ``(w, u)``: ``(wa x wb, wa x ub + ua x wb)``."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0],
+            (a[1] * b[5] - a[2] * b[4]) + (a[4] * b[2] - a[5] * b[1]),
+            (a[2] * b[3] - a[0] * b[5]) + (a[5] * b[0] - a[3] * b[2]),
+            (a[0] * b[4] - a[1] * b[3]) + (a[3] * b[1] - a[4] * b[0]))
+
+
+@njit(**KERNEL)
+def integrate_rows(kd, Q, V, dt, OUT):
+    """:func:`joint_integrate` of every row of ``Q (B, nq)``, ``V (B, nv)`` into ``OUT (B, nq)`` (C
+    arrays; :func:`screwdyn.integrate`)."""
+    joint_integrate(kd, Q, V, dt, OUT, Q.shape[0])
+
+
+@njit(**KERNEL)
+def dexp_inverse_rows(kd, X, V, OUT):
+    """:func:`joint_dexp_inverse` of every row of ``X, V (B, nv)`` into ``OUT`` (C arrays;
+    :func:`screwdyn.configuration.dexp_inverse`)."""
+    joint_dexp_inverse(kd, X, 1.0, V, OUT, X.shape[0])

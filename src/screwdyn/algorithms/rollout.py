@@ -18,11 +18,15 @@ and the integrators (13.2)-(13.4), every position update through :func:`.joints.
 
     euler           q' = q (+) h v,    v' = v + h a(q, v)
     semi-implicit   v' = v + h a(q, v),    q' = q (+) h v'
-    rk4             a1 = a(q, v)
-                    v2 = v + h/2 a1,   a2 = a(q (+) h/2 v,  v2)
-                    v3 = v + h/2 a2,   a3 = a(q (+) h/2 v2, v3)
-                    v4 = v + h a3,     a4 = a(q (+) h v3,   v4)
-                    q' = q (+) h/6 (v + 2 v2 + 2 v3 + v4),   v' = v + h/6 (a1 + 2 a2 + 2 a3 + a4)
+    rk4             a1 = a(q, v),                                             k1 = v
+                    v2 = v + h/2 a1,   a2 = a(q (+) h/2 k1, v2),   k2 = dexp^-1_{h/2 k1}(v2)
+                    v3 = v + h/2 a2,   a3 = a(q (+) h/2 k2, v3),   k3 = dexp^-1_{h/2 k2}(v3)
+                    v4 = v + h a3,     a4 = a(q (+) h k3,   v4),   k4 = dexp^-1_{h k3}(v4)
+                    q' = q (+) h/6 (k1 + 2 k2 + 2 k3 + k4),   v' = v + h/6 (a1 + 2 a2 + 2 a3 + a4)
+
+(Runge-Kutta-Munthe-Kaas, fourth order on a free-flyer's or spherical joint's manifold;
+:func:`.joints.joint_dexp_inverse` is the identity on revolute and prismatic joints, where this is
+the classical RK4.)
 
 ``L`` rollouts run side by side: each lane's state is a row of ``(L, n)`` work arrays, and each
 stage is one call of the ABA kernel on those rows (its lanes, its SIMD across rollouts), so a
@@ -30,13 +34,13 @@ rollout alone and in a batch give the same numbers bit for bit. A rollout whose 
 being finite (``q.q + v.v`` overflows: it diverged) or whose ABA flags its state is *dead*: its
 samples from then on are NaN, its status says why, and the others go on.
 
-Arrays (``B`` rollouts, ``N`` samples at times ``t``, ``n`` joints; ``nq == nv == n`` for now)::
+Arrays (``B`` rollouts, ``N`` samples at times ``t``, ``n = nv`` degrees of freedom, ``nq`` coordinates)::
 
     lim   (n, LIM_WIDTH)     per joint: limits, their stiffness and damping, friction, effort
     t     (N,)               sample times; step k runs from t[k] to t[k+1]
     tau   (Bt, Tt, n)        torques, Bt in (1, B), row min(k, Tt - 1) for step k
     fext  (Bf, Tf, n, 6)     wrenches (n, f) on each body in its frame, indexed as tau
-    Q, V, A, TAU (B, N, n)   q, v, a and sat(tau) at the samples: rows s0 .. s1 written, the
+    Q (B, N, nq), V, A, TAU (B, N, n)   q, v, a and sat(tau) at the samples: rows s0 .. s1 written, the
                              state at s0 read (the initial state, or where the last call stopped)
     W     (B, WATCH, n)      what the samples did against the limits ``q_min <= q <= q_max``,
                              ``|v| <= v_max`` (enforced or not): FIRST_Q the first sample beyond
@@ -55,9 +59,9 @@ from .aba import aba
 from .aba import per_lane as aba_per_lane
 from .entry import BOOL, I64, Entry, array
 from .internals import CACHED, HELPER, KERNEL, stack, window
-from .joints import joint_integrate
+from .joints import dof_position, has_manifold, joint_dexp_inverse, joint_integrate
 from .status import Status
-from .work import STACK_LIMIT, claim, units
+from .work import STACK_LIMIT, claim, q_size, units
 
 LANES = 8
 
@@ -79,7 +83,7 @@ SWEEPS = 4   # projected Gauss-Seidel sweeps over the joints beyond their limits
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: the ABA kernel's and the rollout's own."""
-    return aba_per_lane(n) + n * n + 22 * n + 3
+    return aba_per_lane(n) + n * n + 26 * n + 3   # (q's arrays: nq <= 7 n / 6)
 
 
 @njit(**HELPER)
@@ -117,14 +121,17 @@ def limits(kd, lim, Qs, Vs, TA, FE, use_fext, Acc, E, C, F, S, st, m, lanes):
     upper / lower limit (else 0), ``F[l, i]`` its limit torque, and ``Acc`` with them. FD is affine
     in the torque, so ``M^-1 e_i = FD(q, v, d + e_i) - FD(q, v, d)``: one ABA call per joint beyond
     a limit in some lane. Work: ``E (L, n)``, ``C (n, L, n)``."""
-    n = Qs.shape[1]
+    n = Vs.shape[1]
     active = False
     for l in range(m):
         for i in range(n):
-            q = Qs[l, i]
-            S[l, i] = 1.0 if q > lim[i, UPPER] else (-1.0 if q < lim[i, LOWER] else 0.0)
+            S[l, i] = 0.0
             F[l, i] = 0.0
-            active = active or S[l, i] != 0.0
+            qi = dof_position(kd, i)
+            if qi >= 0:
+                q = Qs[l, qi]
+                S[l, i] = 1.0 if q > lim[i, UPPER] else (-1.0 if q < lim[i, LOWER] else 0.0)
+                active = active or S[l, i] != 0.0
     if not active:
         return
     for i in range(n):
@@ -144,7 +151,7 @@ def limits(kd, lim, Qs, Vs, TA, FE, use_fext, Acc, E, C, F, S, st, m, lanes):
             for l in range(m):
                 side = S[l, i]
                 if side != 0.0:
-                    x = Qs[l, i] - (lim[i, UPPER] if side > 0.0 else lim[i, LOWER])
+                    x = Qs[l, dof_position(kd, i)] - (lim[i, UPPER] if side > 0.0 else lim[i, LOWER])
                     reference = -lim[i, STIFFNESS] * x - lim[i, DAMPING] * Vs[l, i]
                     f = F[l, i] + (reference - Acc[l, i]) / C[i, l, i]
                     f = min(f, 0.0) if side > 0.0 else max(f, 0.0)              # pushing back only
@@ -174,16 +181,20 @@ def inputs(lim, tau, fext, use_fext, b, k, TP, FE, m):
 
 
 @njit(**HELPER)
-def watch(lim, W, b, k, Qc, Vc, dead, m):
-    """Sample ``k`` of the lanes ``l < m`` against the watched limits, into ``W[b + l]``."""
+def watch(kd, lim, W, b, k, Qc, Vc, dead, m):
+    """Sample ``k`` of the lanes ``l < m`` against the watched limits, into ``W[b + l]`` (positions
+    on the one-DoF joints: a free-flyer or spherical joint has none)."""
     for l in range(m):
         if dead[l] == 0:
-            for i in range(Qc.shape[1]):
-                q, v = Qc[l, i], abs(Vc[l, i])
-                x = max(q - lim[i, QMAX], lim[i, QMIN] - q)
-                W[b + l, PEAK_Q, i] = max(W[b + l, PEAK_Q, i], x)
-                if x > 0.0 and W[b + l, FIRST_Q, i] < 0.0:
-                    W[b + l, FIRST_Q, i] = k
+            for i in range(Vc.shape[1]):
+                qi = dof_position(kd, i)
+                if qi >= 0:
+                    q = Qc[l, qi]
+                    x = max(q - lim[i, QMAX], lim[i, QMIN] - q)
+                    W[b + l, PEAK_Q, i] = max(W[b + l, PEAK_Q, i], x)
+                    if x > 0.0 and W[b + l, FIRST_Q, i] < 0.0:
+                        W[b + l, FIRST_Q, i] = k
+                v = abs(Vc[l, i])
                 W[b + l, PEAK_V, i] = max(W[b + l, PEAK_V, i], v)
                 if v > lim[i, VMAX] and W[b + l, FIRST_V, i] < 0.0:
                     W[b + l, FIRST_V, i] = k
@@ -198,13 +209,17 @@ def record(X, b, k, Xl, dead, m):
 
 
 @njit(**HELPER)
-def advance(kd, method, s, h, Qc, Vc, Qs, Vs, Acc, Wv, Wa, m):
+def advance(kd, method, s, h, Qc, Vc, Qs, Vs, Ks, Acc, Wv, Wa, m):
     """After stage ``s`` of a step of ``h`` gave ``Acc``: the next stage's state ``(Qs, Vs)``, or
-    (last stage) the next state ``(Qc, Vc)``; ``Wv``, ``Wa`` accumulate RK4's weighted sums. The
-    rows ``l < m`` of the ``(L, n)`` arrays are their first ``m n`` numbers: one loop each."""
-    size = m * Qc.shape[1]
+    (last stage) the next state ``(Qc, Vc)``; ``Ks`` holds the stage's rate of ``xi`` (RK4 on the
+    joints' manifolds, Runge-Kutta-Munthe-Kaas: ``k = dexp^-1_xi(v)``, :func:`.joints.joint_dexp_inverse`;
+    ``v`` itself on revolute and prismatic joints, where this is the classical RK4), ``Wv``, ``Wa``
+    accumulate RK4's weighted sums. The rows ``l < m`` of the ``(L, nv)`` arrays are their first
+    ``m nv`` numbers: one loop each."""
+    size = m * Vc.shape[1]
+    manifold = has_manifold(kd)      # (else k = v: no copies)
     vc, vs, a = window(Vc, 0, (size,)), window(Vs, 0, (size,)), window(Acc, 0, (size,))
-    wv, wa = window(Wv, 0, (size,)), window(Wa, 0, (size,))
+    wv, wa, ks = window(Wv, 0, (size,)), window(Wa, 0, (size,)), window(Ks if manifold else Vs, 0, (size,))
     if method == EULER:                                                            # (13.2)
         joint_integrate(kd, Qc, Vc, h, Qc, m)
         for x in range(size):
@@ -213,21 +228,27 @@ def advance(kd, method, s, h, Qc, Vc, Qs, Vs, Acc, Wv, Wa, m):
         for x in range(size):
             vc[x] = vc[x] + h * a[x]
         joint_integrate(kd, Qc, Vc, h, Qc, m)
-    elif s == 0:                                                                   # (13.4): v2, q (+) h/2 v
+    elif s == 0:                                                                   # (13.4): v2, k2, q (+) h/2 k1
         h2 = 0.5 * h
         for x in range(size):
             vs[x] = vc[x] + h2 * a[x]
-            wv[x] = vc[x] + 2.0 * vs[x]
             wa[x] = a[x]
+        if manifold:
+            joint_dexp_inverse(kd, Vc, h2, Vs, Ks, m)
+        for x in range(size):
+            wv[x] = vc[x] + 2.0 * ks[x]
         joint_integrate(kd, Qc, Vc, h2, Qs, m)
-    elif s < 3:                                                                    # v3, q (+) h/2 v2; v4, q (+) h v3
+    elif s < 3:                                                                    # q (+) h/2 k2, v3, k3; q (+) h k3, v4, k4
         c = 0.5 * h if s == 1 else h
         w = 2.0 if s == 1 else 1.0
-        joint_integrate(kd, Qc, Vs, c, Qs, m)
+        joint_integrate(kd, Qc, Ks if manifold else Vs, c, Qs, m)
         for x in range(size):
             wa[x] = wa[x] + 2.0 * a[x]
             vs[x] = vc[x] + c * a[x]
-            wv[x] = wv[x] + w * vs[x]
+        if manifold:
+            joint_dexp_inverse(kd, Ks, c, Vs, Ks, m)
+        for x in range(size):
+            wv[x] = wv[x] + w * ks[x]
     else:                                                                          # x' = x + h/6 (k1 + 2 k2 + 2 k3 + k4)
         h6 = h / 6.0
         joint_integrate(kd, Qc, Wv, h6, Qc, m)
@@ -239,10 +260,11 @@ def advance(kd, method, s, h, Qc, Vc, Qs, Vs, Acc, Wv, Wa, m):
 def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, status, k0, k1, lanes):
     """Rollouts ``k0 <= b < k1`` from sample ``s0`` to ``s1`` (see the module docstring), ``lanes``
     (a compile-time constant) at a time; ``status[b]`` set when a rollout dies (and kept)."""
-    n = kd.shape[0] - 1
+    n, nq = kd.shape[0] - 1, q_size(kd)
     N = t.shape[0]
     L = lanes
-    Qc, Vc, Qs, Vs = stack((L, n)), stack((L, n)), stack((L, n)), stack((L, n))   # state, stage state
+    Qc, Vc, Qs, Vs = stack((L, nq)), stack((L, n)), stack((L, nq)), stack((L, n))  # state, stage state
+    Ks = stack((L, n))                                                              # a stage's rate of xi
     Wv, Wa, Acc = stack((L, n)), stack((L, n)), stack((L, n))                      # RK4 sums, a
     TP, TA = stack((L, n)), stack((L, n))                                           # sat(tau), drive
     FE = stack((L, n, 6))
@@ -262,10 +284,12 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
         for l in range(m):
             dead[l] = status[b + l]
             s = 0.0
-            for i in range(n):
+            for i in range(nq):
                 Qc[l, i] = Q[b + l, s0, i]
+                s += Qc[l, i] * 0.0
+            for i in range(n):
                 Vc[l, i] = V[b + l, s0, i]
-                s += Qc[l, i] * 0.0 + Vc[l, i] * 0.0
+                s += Vc[l, i] * 0.0
             if s != 0.0 and dead[l] == 0:   # (a state made NaN by an earlier call)
                 dead[l] = Status.NONFINITE
         for k in range(s0, s1 + 1):
@@ -288,25 +312,28 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
                 if enforced:                                                        # + M^-1 f
                     limits(kd, lim, Qs, Vs, TA, FE, use_fext, Acc, E, C, F, S, st, m, lanes)
                 if s == 0:
-                    watch(lim, W, b, k, Qc, Vc, dead, m)
+                    watch(kd, lim, W, b, k, Qc, Vc, dead, m)
                     record(Q, b, k, Qc, dead, m)
                     record(V, b, k, Vc, dead, m)
                     record(A, b, k, Acc, dead, m)
                     record(TAU, b, k, TP, dead, m)
                     if last:
                         break
-                advance(kd, method, s, h, Qc, Vc, Qs, Vs, Acc, Wv, Wa, m)
+                advance(kd, method, s, h, Qc, Vc, Qs, Vs, Ks, Acc, Wv, Wa, m)
             if last:
                 break
             for l in range(m):   # diverged: q.q + v.v is NaN, inf, or beyond 1e308
                 s = 0.0
+                for i in range(nq):
+                    s += Qc[l, i] * Qc[l, i]
                 for i in range(n):
-                    s += Qc[l, i] * Qc[l, i] + Vc[l, i] * Vc[l, i]
+                    s += Vc[l, i] * Vc[l, i]
                 if not math.isfinite(s) and dead[l] == 0:
                     dead[l] = Status.NONFINITE
                 if dead[l] != 0:
-                    for i in range(n):
+                    for i in range(nq):
                         Qc[l, i] = np.nan
+                    for i in range(n):
                         Vc[l, i] = np.nan
         for l in range(m):
             status[b + l] = dead[l]
@@ -314,12 +341,13 @@ def rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, st
 
 @njit(**HELPER)
 def _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, W, B):
-    n, N = kd.shape[0] - 1, t.shape[0]
+    n, nq, N = kd.shape[0] - 1, q_size(kd), t.shape[0]
     ok = (lim.shape[0] == n and lim.shape[1] == LIM_WIDTH and 0 <= s0 and s0 <= s1 and s1 < N
           and (tau.shape[0] == 1 or tau.shape[0] == B) and tau.shape[1] >= 1 and tau.shape[2] == n
           and (not use_fext or ((fext.shape[0] == 1 or fext.shape[0] == B) and fext.shape[1] >= 1
                                 and fext.shape[2] == n and fext.shape[3] == 6)))
-    for X in (Q, V, A, TAU):
+    ok = ok and Q.shape[0] == B and Q.shape[1] == N and Q.shape[2] == nq
+    for X in (V, A, TAU):
         ok = ok and X.shape[0] == B and X.shape[1] == N and X.shape[2] == n
     return ok and W.shape[0] == B and W.shape[1] == WATCH and W.shape[2] == n
 
@@ -328,8 +356,8 @@ def _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, W, B):
 def rollout_one(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W):
     """One rollout, ``Q, V, A, TAU (N, n)``: :func:`rollout` on it as a batch of one; returns its status
     (the state at ``s0`` and ``status`` NONFINITE when it had died in an earlier call)."""
-    N, n = t.shape[0], kd.shape[0] - 1
-    Q3, V3 = window(Q, 0, (1, N, n)), window(V, 0, (1, N, n))
+    N, n, nq = t.shape[0], kd.shape[0] - 1, q_size(kd)
+    Q3, V3 = window(Q, 0, (1, N, nq)), window(V, 0, (1, N, n))
     A3, T3 = window(A, 0, (1, N, n)), window(TAU, 0, (1, N, n))
     W3 = window(W, 0, (1, WATCH, n))
     if not _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q3, V3, A3, T3, W3, 1):

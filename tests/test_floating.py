@@ -236,7 +236,7 @@ def test_compiled_rollouts_on_the_manifold_equal_the_python_stages(integrator):
     q0 = screwdyn.random_configuration(model, rng, size=B)
     qd0 = 0.5 * rng.normal(size=(B, model.nv))
     f_ext = 0.3 * rng.normal(size=(model.nbodies, 6))
-    kw = dict(duration=0.05, dt=1e-3, integrator=integrator, f_ext=f_ext)
+    kw = {"duration": 0.05, "dt": 1e-3, "integrator": integrator, "f_ext": f_ext}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # (random trees exceed their limits)
         batch = screwdyn.simulate(model, q0, qd0, **kw)

@@ -30,9 +30,9 @@ import numpy as np
 from numba import njit
 
 from .internals import HELPER, KERNEL, fma, window
-from .work import q_size
 from .layout import AXIS, AXISK, BALL, FREE, INNER, JSCALE, JTYPE, ONE_DOF, POS, POSEK, PRISMATIC, QIDX, ROT
 from .spatial_kernels import compose
+from .work import q_size
 
 
 # sin and cos as polynomials (Cephes' sin.c): the argument reduced by pi/2 in three parts (Cody and

@@ -38,6 +38,7 @@ _FUNCS = [
     # screwdyn name, pinocchio single-state name, pinocchio parallel name (None: loop)
     ("inverse_dynamics", "rnea", "rneaInParallel"),
     ("mass_matrix", "crba", None),
+    ("mass_matrix_inverse", "computeMinverse", None),
     ("forward_dynamics", "aba", "abaInParallel"),
     ("coriolis_matrix", "computeCoriolisMatrix", None),
     ("inverse_dynamics_derivatives", "computeRNEADerivatives", None),
@@ -117,7 +118,7 @@ def _pin_single(pin, r, fname, q, v, a):
         return lambda: f(pm, pd, q, v, a)
     if fname in ("aba", "computeABADerivatives"):
         return lambda: f(pm, pd, q, v, a)   # a plays tau
-    if fname == "crba":
+    if fname in ("crba", "computeMinverse"):
         return lambda: f(pm, pd, q)
     return lambda: f(pm, pd, q, v)
 
@@ -126,7 +127,7 @@ def _sd_single(name, m, q, v, a, out=None):
     """A call of screwdyn's ``name`` (its result in ``out`` when given; without, a call as short as a
     user writes it)."""
     f = getattr(screwdyn, name)
-    if name == "mass_matrix":
+    if name in ("mass_matrix", "mass_matrix_inverse"):
         return (lambda: f(m, q)) if out is None else (lambda: f(m, q, out))
     if name == "coriolis_matrix":
         return (lambda: f(m, q, v)) if out is None else (lambda: f(m, q, v, out))
@@ -139,7 +140,7 @@ def _output(name, n, B=None):
     lead = () if B is None else (B,)
     if name in _DERIVATIVES:
         return np.empty(lead + (3, n, n))
-    return np.empty(lead + ((n, n) if name in ("mass_matrix", "coriolis_matrix") else (n,)))
+    return np.empty(lead + ((n, n) if name in ("mass_matrix", "mass_matrix_inverse", "coriolis_matrix") else (n,)))
 
 
 def _stacked(x):
@@ -148,9 +149,10 @@ def _stacked(x):
 
 
 def _pin_result(pin, r, pfname, q, v, a):
-    """Pinocchio's answer at one state, in screwdyn's joint order (its ``crba`` fills the upper triangle)."""
+    """Pinocchio's answer at one state, in screwdyn's joint order (its ``crba`` and ``computeMinverse``
+    fill the upper triangle)."""
     theirs = np.array(_pin_single(pin, r, pfname, r.q_to_pin(q), r.to_pin(v), r.to_pin(a))(), copy=True)
-    if pfname == "crba":
+    if pfname in ("crba", "computeMinverse"):
         theirs = np.triu(theirs) + np.triu(theirs, 1).T
     if pfname == "computeRNEADerivatives":   # its dtau/da: the upper triangle of M
         theirs[2] = np.triu(theirs[2]) + np.triu(theirs[2], 1).T

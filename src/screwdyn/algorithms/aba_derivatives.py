@@ -26,7 +26,7 @@ from .aba import LANES as ABA_LANES
 from .aba import aba, aba_batch
 from .aba import per_lane as aba_per_lane
 from .internals import CACHED, HELPER, KERNEL, stack, window
-from .ltdl import branch_columns, ltdl_factor, ltdl_solve_columns
+from .ltdl import branch_columns, ltdl_factor, ltdl_inverse, ltdl_solve_columns
 from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
 from .rnea_derivatives import rnea_derivatives, rnea_derivatives_batch
 from .entry import Entry
@@ -64,14 +64,7 @@ def solve_state(kd, par, first, last, H, Dk):
         for a in range(n):
             for b in range(n):
                 X[a, b] = -X[a, b]
-    for a in range(n):
-        for b in range(n):
-            M[a, b] = 0.0
-        M[a, a] = 1.0
-    ltdl_solve_columns(par, first, last, H, M)                                                         # M^{-1}
-    for a in range(n):                             # the upper triangle mirrored: exact symmetry
-        for b in range(a):
-            M[a, b] = M[b, a]
+    ltdl_inverse(par, first, last, H, M)                                                               # M^{-1}
     return 0
 
 

@@ -11,8 +11,8 @@ def test_bench_rows_time_both_libraries_and_agree():
     lines = []
     rows = bench.run(robots=("ur5",), batches=(40,), repeats=3, out=lines.append)
     assert [(r[0], r[1], r[2]) for r in rows] == [
-        ("ur5", name, B) for name in ("inverse_dynamics", "mass_matrix", "forward_dynamics", "coriolis_matrix",
-                                      "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
+        ("ur5", name, B) for name in ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics",
+                                      "coriolis_matrix", "inverse_dynamics_derivatives", "forward_dynamics_derivatives")
         for B in (1, 40)]
     for rname, name, B, t_sd, t_pin, label, err in rows:
         assert t_sd > 0 and t_pin > 0

@@ -170,7 +170,7 @@ def test_the_one_state_entry_points_release_the_gil(rng):
     model = random_model(rng, n=44, fixed=0)
     q = np.zeros(model.n)
     screwdyn.mass_matrix_inverse(model, q)
-    assert _ticks_while(lambda: screwdyn.mass_matrix_inverse(model, q), 300) >= 5
+    assert _ticks_while(lambda: screwdyn.mass_matrix_inverse(model, q), 2000) >= 5   # (about 10 us a call: 20 ms)
     assert _ticks_while(lambda: sum(range(5000)), 300) == 0
 
 

@@ -208,6 +208,27 @@ def test_simulate_constant_tau_and_options(tmp_path, capsys):
     assert "change +0 J" in capsys.readouterr().out          # no gravity, at rest: nothing moves
 
 
+def test_simulate_floating_robots_fall_freely(tmp_path, capsys):
+    """A floating robot (the bundled Solo12) simulates passive by default: without contacts it
+    falls freely, its base accelerating at g with its legs still, the energy kept and the
+    quaternion unit. A controller is refused, saying why; the Panda on a free-flyer
+    (--floating-base) has a massless base link, whose M is singular: a clear error."""
+    out = tmp_path / "solo.npz"
+    assert main(["simulate", "solo12", "--duration", "0.2", "--npz", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "18 degrees of freedom (13 joints)" in text and "passive" in text
+    tr = Trajectory.from_npz(out)
+    assert tr.q.shape == (201, 19)
+    np.testing.assert_allclose(tr.qd[-1], np.r_[np.zeros(5), -9.81 * 0.2, np.zeros(12)], atol=1e-9)   # (w, v) of the base
+    np.testing.assert_allclose(tr.q[:, 7:], np.broadcast_to(tr.q[0, 7:], (201, 12)), atol=1e-12)   # the legs still
+    np.testing.assert_allclose(np.linalg.norm(tr.q[:, 3:7], axis=1), 1.0, atol=1e-14)
+    assert abs(tr.total_energy[-1] - tr.total_energy[0]) < 1e-9
+    assert main(["simulate", "solo12", "--controller", "pd"]) == 2
+    assert "no actuator" in capsys.readouterr().err
+    assert main(["simulate", "panda", "--floating-base", "--duration", "0.01"]) == 2
+    assert "singular" in capsys.readouterr().err
+
+
 def test_derive_lazily(capsys):
     assert main(["derive", "planar_2r"]) == 0
     out = capsys.readouterr().out

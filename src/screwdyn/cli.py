@@ -287,14 +287,34 @@ def _default_target(model, q0):
     return np.clip(q0 + step, model.q_lower, model.q_upper)
 
 
+def _home(model, spec):
+    """The bundled robot's home configuration for ``model``: as given, or, for the robot loaded with
+    ``--floating-base``, its joint angles at the neutral base pose."""
+    q = models.home(spec)
+    if len(q) == model.nq:
+        return q
+    one = model.nqs == 1
+    if len(q) != np.count_nonzero(one):
+        raise CLIError(f"{spec}: its home configuration has {len(q)} entries, the model {model.nq}; give --q0")
+    from .configuration import neutral
+
+    out = neutral(model)
+    out[model.idx_qs[one]] = q
+    return out
+
+
 def _into_limits(model, q0):
     """``q0`` with each revolute joint outside its limits turned by whole turns into them where
-    that fits (Corke's Puma 'qn' has q3 = pi, its range [-225, 45] deg): the same pose."""
+    that fits (Corke's Puma 'qn' has q3 = pi, its range [-225, 45] deg): the same pose. (A
+    free-flyer's or spherical joint's entries are left as they are.)"""
     q0 = np.array(q0, dtype=float)
-    turns = np.ceil((model.q_lower - q0) / (2 * np.pi))
-    moved = q0 + 2 * np.pi * np.where(np.isfinite(turns), turns, 0.0)
-    fits = (model.joint_type == 0) & ((q0 < model.q_lower) | (q0 > model.q_upper)) & (moved <= model.q_upper)
-    return np.where(fits, moved, q0)
+    revolute = model.joint_type == 0
+    idx = model.idx_qs[revolute]
+    x, lo, hi = q0[idx], model.q_lower[idx], model.q_upper[idx]
+    turns = np.ceil((lo - x) / (2 * np.pi))
+    moved = x + 2 * np.pi * np.where(np.isfinite(turns), turns, 0.0)
+    q0[idx] = np.where(((x < lo) | (x > hi)) & (moved <= hi), moved, x)
+    return q0
 
 
 def cmd_simulate(args):
@@ -309,15 +329,20 @@ def cmd_simulate(args):
     if args.q0 is not None:
         q0 = parse_vector(args.q0, model.nq, "--q0")
     elif spec in models.names():
-        q0 = _into_limits(model, models.home(spec))
-    else:
+        q0 = _into_limits(model, _home(model, spec))
+    else:   # mid-range where a joint has limits; else its neutral value (zero, an identity quaternion)
         q0 = np.where(np.isfinite(model.q_lower) & np.isfinite(model.q_upper),
-                      0.5 * (np.nan_to_num(model.q_lower) + np.nan_to_num(model.q_upper)), 0.0)
+                      0.5 * (np.nan_to_num(model.q_lower) + np.nan_to_num(model.q_upper)), screwdyn.neutral(model))
     qd0 = np.zeros(model.n) if args.qd0 is None else parse_vector(args.qd0, model.n, "--qd0")
     friction = not args.no_friction
     if args.tau is not None and args.controller not in (None, "none"):
         raise CLIError("give either --tau or --controller, not both")
-    controller = args.controller or ("none" if args.tau is not None else "computed-torque")
+    floating = model.nq != model.nv
+    if floating and args.controller not in (None, "none"):
+        raise CLIError(f"--controller {args.controller}: the controllers drive every degree of freedom, and "
+                       f"{model.name}'s free-flyer or spherical joints have no actuator; without contacts a "
+                       "floating robot falls freely: simulate it passive (the default here) or give --tau")
+    controller = args.controller or ("none" if args.tau is not None or floating else "computed-torque")
     what = "passive (tau = 0)"
     tau = reference = None
     if args.tau is not None:
@@ -348,7 +373,8 @@ def cmd_simulate(args):
                             progress=progress)
     if not args.quiet:
         E = traj.total_energy
-        print(f"{model.name}: {model.n} joints, {traj.t[-1]:g} s with {traj.integrator} "
+        dofs = f"{model.n} joints" if model.nq == model.nv else f"{model.n} degrees of freedom ({model.nbodies} joints)"
+        print(f"{model.name}: {dofs}, {traj.t[-1]:g} s with {traj.integrator} "
               f"(dt = {args.dt:g} s, {len(traj)} samples), friction {'on' if friction else 'off'}, "
               f"joint limits {'off' if args.no_limits else 'on'}")
         print(f"  {what}")

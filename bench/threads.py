@@ -3,13 +3,14 @@
     python bench/threads.py --robots ur5 talos_full_v2 --threads 2 --runs 9
     python bench/threads.py --robots talos_full_v2 --function mass_matrix_inverse --calls 4000
 
-The one-state kernels release the GIL (numba ``nogil``), so threads overlap in the compiled code;
-the Python part of each call (the dispatch, about 0.4 us) still holds it, which bounds the
-speed-up. Each run makes ``--calls`` one-state calls on distinct random states, split into one
-contiguous chunk per worker of a ``ThreadPoolExecutor`` (each worker loops over its chunk, so the
-pool's own overhead is one task per worker), and times the wall clock from submit to the last
-result; the figure is the median over ``--runs`` runs of each pool size, run alternately. Every
-answer is checked against the same call made serially.
+A one-state call releases the GIL while its kernel runs when the kernel is long (about 4 us
+or more: each algorithm's ``GIL_FROM``, ``screwdyn.algorithms.internals.release_gil``), so threads
+overlap in the compiled code; a short one keeps it. The Python part of each call (the dispatch,
+about 0.4 us) holds it, which bounds the speed-up. Each run makes ``--calls`` one-state calls on
+distinct random states, split into one contiguous chunk per worker of a ``ThreadPoolExecutor``
+(each worker loops over its chunk, so the pool's own overhead is one task per worker), and times
+the wall clock from submit to the last result; the figure is the median over ``--runs`` runs of
+each pool size, run alternately. Every answer is checked against the same call made serially.
 """
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ import screwdyn
 CALLS = {   # function -> how one state is passed
     "inverse_dynamics": lambda model, Q, QD, QDD, k: screwdyn.inverse_dynamics(model, Q[k], QD[k], QDD[k]),
     "mass_matrix_inverse": lambda model, Q, QD, QDD, k: screwdyn.mass_matrix_inverse(model, Q[k]),
+    "inverse_dynamics_derivatives":
+        lambda model, Q, QD, QDD, k: np.stack(screwdyn.inverse_dynamics_derivatives(model, Q[k], QD[k], QDD[k])),
+    "forward_dynamics_derivatives":
+        lambda model, Q, QD, QDD, k: np.stack(screwdyn.forward_dynamics_derivatives(model, Q[k], QD[k], QDD[k])),
 }
 
 

@@ -162,15 +162,28 @@ def _ticks_while(work, calls):
     return ticks
 
 
-def test_the_one_state_entry_points_release_the_gil(rng):
-    """Every one-state entry point is compiled nogil, and while a thread makes one-state calls another
-    runs; a loop of pure Python in its place lets it run not once (the measure tells them apart)."""
+def test_long_one_state_calls_release_the_gil_and_short_ones_keep_it(rng):
+    """A one-state call releases the GIL for its kernel when the kernel is long (about 4 us or more:
+    each algorithm's GIL_FROM, internals.release_gil), so that another thread runs meanwhile; a short
+    one keeps it, as a loop of pure Python does (handing the GIL over would cost more than the
+    call). Every one-state entry point is compiled without numba's nogil, which would release it
+    for every call."""
     for kernel in dispatch.kernels():
-        assert kernel.entry.one.targetoptions.get("nogil") is True, kernel.key
-    model = random_model(rng, n=44, fixed=0)
-    q = np.zeros(model.n)
-    screwdyn.mass_matrix_inverse(model, q)
-    assert _ticks_while(lambda: screwdyn.mass_matrix_inverse(model, q), 2000) >= 5   # (about 10 us a call: 20 ms)
+        assert kernel.entry.one.targetoptions.get("nogil") is False, kernel.key
+    big, small = random_model(rng, n=64, fixed=0), random_model(rng, n=6, fixed=0)
+    calls = {
+        "inverse_dynamics": lambda m, q: screwdyn.inverse_dynamics(m, q, q, q),
+        "mass_matrix": lambda m, q: screwdyn.mass_matrix(m, q),
+        "forward_dynamics": lambda m, q: screwdyn.forward_dynamics(m, q, q, q),
+        "coriolis_matrix": lambda m, q: screwdyn.coriolis_matrix(m, q, q),
+        "mass_matrix_inverse": lambda m, q: screwdyn.mass_matrix_inverse(m, q),
+        "inverse_dynamics_derivatives": lambda m, q: screwdyn.inverse_dynamics_derivatives(m, q, q, q),
+    }
+    for name, f in calls.items():
+        qb, qs = np.full(big.n, 0.3), np.full(small.n, 0.3)
+        f(big, qb), f(small, qs)
+        assert _ticks_while(lambda: f(big, qb), 3000) >= 5, name    # (5-100 us a call: 15-300 ms)
+        assert _ticks_while(lambda: f(small, qs), 3000) == 0, name   # (about 1 us a call)
     assert _ticks_while(lambda: sum(range(5000)), 300) == 0
 
 

@@ -25,7 +25,7 @@ from numba import njit, prange
 from .aba import LANES as ABA_LANES
 from .aba import aba, aba_batch
 from .aba import per_lane as aba_per_lane
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .ltdl import branch_columns, ltdl_factor, ltdl_inverse, ltdl_solve_columns
 from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
 from .rnea_derivatives import rnea_derivatives, rnea_derivatives_batch
@@ -35,6 +35,8 @@ from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row
 
 
 LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: these lanes' work is room for them)
+# one-state calls release the GIL from this many DoF (UR5, 6 joints: 4.3 us a call; internals.release_gil)
+GIL_FROM = 8
 
 
 @njit(**HELPER)
@@ -96,6 +98,7 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
             and D.shape[1] == n and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     inner = stack((1,)).view(np.int64)
     qdd = stack((1, n))
     fk = window(fext, 0, (1, fext.shape[0], 6))
@@ -105,6 +108,7 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
         rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, inner, 0, 1, 1)                   # dtau, M
         k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of solve_states)
         solve_states(kd, Dk, status, inner, k0, k1)                                                    # M^{-1} ...
+    restore_gil(gil)
     return status[0]
 
 

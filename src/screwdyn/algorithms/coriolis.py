@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
-from .internals import CACHED, HELPER, KERNEL, scratch, stack, window
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, scratch, stack, window
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, twist_to_world, world_body
@@ -54,6 +54,8 @@ from .work import (
 )
 
 LANES = 8   # its arrays grow as n^2: 8 lanes keep Talos' 44 joints on the stack
+# one-state calls release the GIL from this many DoF (a 32-joint Talos: 4.2 us a call; internals.release_gil)
+GIL_FROM = 30
 
 
 @njit(**HELPER)
@@ -239,7 +241,9 @@ def coriolis_one(kd, q, qd, C):
     if not (is_vector(q, nq) and is_vector(qd, n) and C.shape[0] == n and C.shape[1] == n):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     coriolis(kd, row(q), row(qd), window(C, 0, (1, n, n)), status, 0, 1, 1)
+    restore_gil(gil)
     return status[0]
 
 

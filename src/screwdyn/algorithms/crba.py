@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from .inertia_kernels import body_inertia, inertia_apply, inertia_rotate, inertia_shift, massless
-from .internals import CACHED, HELPER, KERNEL, dot6, scratch, stack, window
+from .internals import CACHED, HELPER, KERNEL, dot6, release_gil, restore_gil, scratch, stack, window
 from .joints import in_parent_frame, joint_poses, joint_screw
 from .layout import ARMAT, PARENT
 from .spatial_kernels import aligned, aligned_in_parent, translate_wrench
@@ -39,6 +39,8 @@ from .work import (
 )
 
 LANES = 16
+# one-state calls release the GIL from this many DoF (Talos, 44 joints: 4.4 us a call; internals.release_gil)
+GIL_FROM = 40
 ZERO10 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
@@ -154,7 +156,9 @@ def crba_one(kd, q, M):
     if not (is_vector(q, nq) and M.shape[0] == n and M.shape[1] == n):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     crba(kd, row(q), window(M, 0, (1, n, n)), status, 0, 1, 1)
+    restore_gil(gil)
     return status[0]
 
 

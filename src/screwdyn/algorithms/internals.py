@@ -22,6 +22,9 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
   scheduling, and numba's thread count read in compiled code (a call of the threading layer's
   ``get_num_threads`` by its symbol; ``numba.get_num_threads()`` there goes through a ctypes
   pointer, which numba cannot cache).
+* :func:`release_gil`, :func:`restore_gil`: the GIL released by a one-state entry point for a
+  long kernel only (numba's ``nogil`` releases it for every call, and handing it to a waiting
+  thread costs more than a short call).
 * :func:`fma`, :func:`dot3`, :func:`dot6`, :func:`matmul3`: fused multiply-adds written as LLVM IR
   at the call site (one rounding where the CPU fuses: explicit, so that the vectorised loop over
   states and one state give the same numbers bit for bit; never left to the compiler).
@@ -31,10 +34,10 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
   signature is in the cache, read from numba's index before compiling (to say that it compiles).
 
 ``MODE == "plain"`` (``SCREWDYN_NUMBA=plain`` in the environment, or forced when one of the pieces
-above is missing from the installed numba) uses none of them: the runtime stays on, helpers are
-numba's ordinary functions, work arrays come from ``np.empty``, views from ``reshape``, the batch
-drivers split a batch evenly over ``prange`` (no atomics), ``fma(a, b, c)`` is ``a * b + c``,
-and nothing is cached (without the stamp a stale cache could compute with old code). The same
+above is missing from the installed numba) uses none of them: the runtime stays on, the kernels are
+numba's ``nogil``, helpers are numba's ordinary functions, work arrays come from ``np.empty``,
+views from ``reshape``, the batch drivers split a batch evenly over ``prange`` (no atomics),
+``fma(a, b, c)`` is ``a * b + c``, and nothing is cached (without the stamp a stale cache could compute with old code). The same
 kernels, slower, with the same results to rounding; ``tests/test_internals.py`` runs the kernels
 in this mode too. The package pins the numba version these were written against (pyproject.toml).
 """
@@ -50,6 +53,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 __all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window",
+           "release_gil", "restore_gil",
            "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA",
            "install_cache_stamp", "cache_has"]
 
@@ -78,9 +82,10 @@ if MODE == "fast":
 FAST = MODE == "fast"
 CACHED = FAST                    # see the module docstring: no cache without the stamp
 ATOMICS = FAST
-# error_model numpy: x / 0 is inf, no exception. nogil: a one-state entry point lets other Python threads run
-# meanwhile (a batch entry point, parallel, releases the GIL in numba's parallel region anyway).
-KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy", "nogil": True} if FAST
+# error_model numpy: x / 0 is inf, no exception. The GIL: a one-state entry point releases it itself when
+# its call is long (release_gil below; plain mode: numba's nogil, always); a batch entry point, parallel,
+# releases it in numba's parallel region.
+KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy", "nogil": False} if FAST
           else {"cache": False, "error_model": "numpy", "nogil": True})
 HELPER = dict(KERNEL, forceinline=True) if FAST else KERNEL
 INLINE = {"cache": CACHED, "inline": "always"}    # the few helpers that return an array (a view):
@@ -309,7 +314,52 @@ if FAST:
             fnty = _llir.FunctionType(_cgutils.intp_t, [])
             return builder.call(_cgutils.get_or_insert_function(builder.module, fnty, "get_num_threads"), [])
         return types.intp(), codegen
+
+    @intrinsic
+    def release_gil(typingctx, long_call):
+        """``PyEval_SaveThread()`` when ``long_call`` (a boolean) is true, else a null pointer: the
+        GIL released for a one-state entry point's work, as numba's ``nogil`` would, but only for a
+        call long enough to pay for it. Handing the GIL to a waiting thread wakes it on another core
+        (several microseconds on a VM): a call shorter than that, released, makes a pool of threads
+        slower than one thread (docs/performance.md). Pair it with :func:`restore_gil` on every path
+        after it; nothing between them may raise (the kernels cannot: ``error_model`` numpy, no
+        bounds checks, no runtime)."""
+        if not isinstance(long_call, types.Boolean):
+            return None
+
+        def codegen(context, builder, signature, args):
+            ptr = _llir.IntType(8).as_pointer()
+            save = _cgutils.get_or_insert_function(builder.module, _llir.FunctionType(ptr, []), "PyEval_SaveThread")
+            state = _cgutils.alloca_once_value(builder, _llir.Constant(ptr, None))
+            with builder.if_then(args[0]):
+                builder.store(builder.call(save, []), state)
+            return builder.load(state)
+        return types.voidptr(long_call), codegen
+
+    @intrinsic
+    def restore_gil(typingctx, state):
+        """``PyEval_RestoreThread(state)`` for a state that :func:`release_gil` returned (nothing for
+        its null pointer): the GIL taken back."""
+        if state != types.voidptr:
+            return None
+
+        def codegen(context, builder, signature, args):
+            ptr = _llir.IntType(8).as_pointer()
+            restore = _cgutils.get_or_insert_function(builder.module, _llir.FunctionType(_llir.VoidType(), [ptr]),
+                                                      "PyEval_RestoreThread")
+            with builder.if_then(builder.icmp_unsigned("!=", args[0], _llir.Constant(ptr, None))):
+                builder.call(restore, [args[0]])
+            return context.get_dummy_value()
+        return types.none(state), codegen
 else:
+    @njit(**HELPER)
+    def release_gil(long_call):   # plain mode: the kernels are nogil, every call releases the GIL
+        return 0
+
+    @njit(**HELPER)
+    def restore_gil(state):
+        pass
+
     @njit(**HELPER)
     def stack(shape):
         return np.empty(shape)

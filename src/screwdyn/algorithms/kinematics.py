@@ -30,7 +30,7 @@ frame's quantities.
 import numpy as np
 from numba import njit, prange
 
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .layout import PARENT
 from .rnea import body_motion
@@ -38,6 +38,9 @@ from .spatial_kernels import compose, cross, rotate6, translate_twist, twist_to_
 from .entry import I64, Entry, array
 from .status import Status
 from .work import check, claim, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
+
+# one-state calls release the GIL from this many DoF (below, a call takes under 1 us; internals.release_gil)
+GIL_FROM = 100
 
 SPACE = 0
 BODY = 1
@@ -171,7 +174,9 @@ def poses_one(kd, q, fbody, fpose, out):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
+    gil = release_gil(kd.shape[0] - 1 >= GIL_FROM)   # a long call lets other threads run
     poses(kd, row(q), fbody, fpose, window(out, 0, (1, out.shape[0], 4, 4)), status, k0, k1)
+    restore_gil(gil)
     return status[0]
 
 
@@ -183,7 +188,9 @@ def jacobian_one(kd, q, body, Tbf, ref, J):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     jacobian(kd, row(q), body, Tbf, ref, window(J, 0, (1, 6, n)), status, k0, k1)
+    restore_gil(gil)
     return status[0]
 
 
@@ -195,7 +202,9 @@ def frame_motion_one(kd, q, qd, body, Tbf, ref, vel, acc):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     frame_motion(kd, row(q), row(qd), body, Tbf, ref, window(vel, 0, (1, 6)), window(acc, 0, (1, 6)), status, k0, k1)
+    restore_gil(gil)
     return status[0]
 
 

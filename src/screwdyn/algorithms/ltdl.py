@@ -28,12 +28,17 @@ import numpy as np
 from numba import njit, prange
 
 from .crba import crba
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .layout import PARENT
 from .rnea import rnea
 from .entry import Entry
 from .status import Status
 from .work import check, claim, is_rows, is_vector, one_state, overflowed, q_size, row, units
+
+# one-state calls release the GIL from this many DoF (a 32-joint Talos: about 5 us a call; internals.release_gil)
+FD_GIL_FROM = 30
+# one-state calls release the GIL from this many DoF (a floating Solo12, 18 DoF: 3.7 us a call; internals.release_gil)
+GIL_FROM = 20
 
 
 @njit(**HELPER)
@@ -214,8 +219,10 @@ def fd_crb_one(kd, q, qd, tau, fext, use_fext, qdd):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
+    gil = release_gil(n >= FD_GIL_FROM)   # a long call lets other threads run
     fd_crb(kd, row(q), row(qd), row(tau), window(fext, 0, (1, fext.shape[0], 6)), use_fext, window(qdd, 0, (1, n)),
            status, k0, k1)
+    restore_gil(gil)
     return status[0]
 
 
@@ -227,7 +234,9 @@ def minv_one(kd, q, Minv):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     minv(kd, row(q), window(Minv, 0, (1, n, n)), status, k0, k1)
+    restore_gil(gil)
     return status[0]
 
 

@@ -40,7 +40,7 @@ Only ancestors of ``i`` get a nonzero block: the rest stay 0.
 import numpy as np
 from numba import njit, prange
 
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .layout import GRAVITY, PARENT
 from .rnea import body_motion
@@ -48,6 +48,9 @@ from .spatial_kernels import twist_to_child
 from .entry import I64, Entry
 from .status import Status
 from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
+
+# one-state calls release the GIL from this many DoF (panda, 9 joints: 2.9 us a call; internals.release_gil)
+GIL_FROM = 12
 
 ARMATURE = 1
 VISCOUS = 2
@@ -182,7 +185,9 @@ def regressor_one(kd, q, qd, qdd, extras, Y):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     regressor(kd, row(q), row(qd), row(qdd), extras, window(Y, 0, (1, n, Y.shape[1])), status, k0, k1)
+    restore_gil(gil)
     return status[0]
 
 

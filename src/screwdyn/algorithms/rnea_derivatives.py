@@ -43,7 +43,7 @@ from numba import njit, prange
 
 from .coriolis import b_apply, b_transpose_top, body_b, twist_and_rate
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
-from .internals import CACHED, HELPER, KERNEL, dot6, scratch, stack, window
+from .internals import CACHED, HELPER, KERNEL, dot6, release_gil, restore_gil, scratch, stack, window
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
 from .rnea import body_wrench
@@ -56,6 +56,8 @@ from .work import (
 )
 
 LANES = 4   # 8 ran slower on UR5 and no faster on Talos
+# one-state calls release the GIL from this many DoF (a floating Solo12, 18 DoF: 5.1 us a call; internals.release_gil)
+GIL_FROM = 12
 
 
 @njit(**HELPER)
@@ -259,8 +261,10 @@ def rnea_derivatives_one(kd, q, qd, qdd, fext, use_fext, D):
             and D.shape[1] == n and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
+    gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     rnea_derivatives(kd, row(q), row(qd), row(qdd), window(fext, 0, (1, fext.shape[0], 6)), use_fext,
                      window(D, 0, (1, 3, n, n)), status, 0, 1, 1)
+    restore_gil(gil)
     return status[0]
 
 

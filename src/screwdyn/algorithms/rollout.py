@@ -58,7 +58,7 @@ from numba import njit, prange
 from .aba import aba
 from .aba import per_lane as aba_per_lane
 from .entry import BOOL, I64, Entry, array
-from .internals import CACHED, HELPER, KERNEL, stack, window
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .joints import dof_position, has_manifold, joint_dexp_inverse, joint_integrate
 from .status import Status
 from .work import STACK_LIMIT, claim, q_size, units
@@ -364,7 +364,9 @@ def rollout_one(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     status[0] = 0
+    gil = release_gil((s1 - s0) * n >= 16)   # (a step of a 2-DoF arm: 0.3 us; internals.release_gil)
     rollout(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q3, V3, A3, T3, W3, status, 0, 1, 1)
+    restore_gil(gil)
     return status[0]
 
 

@@ -442,7 +442,12 @@ def call(model, {states}, fext=None, out=None, params=(), shape=None):
                     {yes_fext}
                 else:
                     nd = 0
-                if nd == 1:
+                if MULTI:     # several outputs (a frame's velocity and acceleration): one state only
+                    if nd == 1 and out is None and shape is not None:
+                        y = tuple(map(empty, shape))
+                        if not kernel.one(model._kd, {states}, {extra}*y):
+                            return y
+                elif nd == 1:
                     if out is None:
                         y = empty(model.{shape} if shape is None else shape)
                     elif out.dtype is F64 and out.ndim == OUT_NDIM and out.flags.carray:
@@ -487,7 +492,7 @@ def _fast_path(kernel):
                                no_fext="fx, use = NO_FEXT, False" if entry.fext else "pass",
                                yes_fext="fx, use = fext, True",
                                shape="_nn" if entry.outputs == (2,) else "_shape")
-    namespace = dict(Model=Model, ND=_ND, F64=F64, FEXT=entry.fext, NO_FEXT=_NO_FEXT, OUT_NDIM=entry.outputs[0],
+    namespace = dict(Model=Model, ND=_ND, F64=F64, FEXT=entry.fext, MULTI=len(entry.outputs) > 1, NO_FEXT=_NO_FEXT, OUT_NDIM=entry.outputs[0],
                      empty=_empty, zeros=np.zeros, int64=np.int64, count_nonzero=np.count_nonzero,
                      raise_first=_raise_first, general=general, kernel=kernel, NOT_ARRAYS=_NOT_ARRAYS,
                      dict_wrenches=_dict_wrenches, FAST_ROWS=_FAST_ROWS)

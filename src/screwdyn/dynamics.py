@@ -432,10 +432,12 @@ def center_of_mass(model: Model, q) -> np.ndarray:
     """Centre of mass of the moving bodies in the base frame, ``(..., 3)`` [m]
     (Pinocchio's ``centerOfMass``; the fixed base's own inertia is not part of the model)."""
     check_model(model)
-    if model.total_mass <= 0.0:
+    mass = model.total_mass
+    if mass <= 0.0:
         raise ModelError("center_of_mass: the model has no mass")
-    with np.errstate(all="ignore"):
-        return finite_result(_energy_terms(model, q, _zero(model))[..., 2:5] / model.total_mass, ("q",))
+    # (the first moment sum_i m_i p_i is finite, the kernel has checked it; over the positive sum of
+    # the m_i it is a weighted mean of the p_i, finite too: no errstate, no second check)
+    return _energy_terms(model, q, _zero(model))[..., 2:5] / mass
 
 
 def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
@@ -499,10 +501,13 @@ def _rows_of(model, bodies):
     return np.where(bodies >= 0, model._body_row[np.maximum(bodies, 0)] if model.nbodies else -1, -1)
 
 
-def _frames(model, key, bodies, poses):
-    """The frames ``bodies (k,)``, ``poses (k, 4, 4)`` as writable arrays, made once per model."""
+def _frames(model, key, make):
+    """The frames ``bodies (k,)``, ``poses (k, 4, 4)`` that ``make()`` returns, as writable arrays,
+    made once per model (``make`` is not called again: a call of forward kinematics costs what its
+    kernel does, not the arrays' making)."""
     found = model._derived.get(key)
     if found is None:
+        bodies, poses = make()
         found = model._derived[key] = (np.array(bodies, dtype=np.int64), np.array(poses, dtype=float))
     return found
 
@@ -512,7 +517,7 @@ def forward_kinematics(model: Model, q) -> np.ndarray:
     added frames), in ``model.frame_names`` order: ``(..., k, 4, 4)``. See :func:`body_poses` for
     the moving bodies only."""
     check_model(model)
-    frames = _frames(model, "frames", _rows_of(model, model.frame_body), model.frame_pose)
+    frames = _frames(model, "frames", lambda: (_rows_of(model, model.frame_body), model.frame_pose))
     return _POSES.call(model, q, params=frames, shape=(len(model.frame_names), 4, 4))
 
 
@@ -521,14 +526,14 @@ def body_poses(model: Model, q) -> np.ndarray:
     axes), ``(..., nbodies, 4, 4)``."""
     check_model(model)
     n = model.nbodies
-    frames = _frames(model, "bodies", model._body_row, np.tile(np.eye(4), (n, 1, 1)))
+    frames = _frames(model, "bodies", lambda: (model._body_row, np.tile(np.eye(4), (n, 1, 1))))
     return _POSES.call(model, q, params=frames, shape=(n, 4, 4))
 
 
 def frame_pose(model: Model, q, frame) -> np.ndarray:
     """Pose ``T_{0,f}`` of one frame (name or index in ``model.frame_names``), ``(..., 4, 4)``."""
     body, T = _frame(model, frame)
-    frames = _frames(model, ("pose", frame), [body], T[None])
+    frames = _frames(model, ("pose", frame), lambda: ([body], T[None]))
     return _POSES.call(model, q, params=frames, shape=(1, 4, 4))[..., 0, :, :]
 
 

@@ -224,7 +224,10 @@ class Model:
 
     @property
     def total_mass(self) -> float:
-        return float(self.mass.sum())
+        m = self._derived.get("total_mass")
+        if m is None:
+            m = self._derived["total_mass"] = float(self.mass.sum())
+        return m
 
     def body(self, i) -> RigidBody:
         """Body ``i`` (index or link name) as a :class:`~screwdyn.inertia.RigidBody` in its own frame."""

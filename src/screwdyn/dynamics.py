@@ -403,29 +403,30 @@ def _energy_terms(model, q, qd):
     return _ENERGY.call(model, q, qd, shape=(11,))
 
 
-def _scalar(x):
-    return float(x) if x.ndim == 0 and not is_dask(x) else x.copy()
+def _scalar(e, k):
+    """Term ``k`` of :func:`_energy_terms`' ``e``: a float for one state, else an array (a copy)."""
+    return float(e[k]) if e.ndim == 1 and type(e) is np.ndarray else e[..., k].copy()
 
 
 def kinetic_energy(model: Model, q, qd):
     """Kinetic energy ``T = 1/2 qd^T M(q) qd`` [J] (docs/theory.md §11): the links'
     ``1/2 V_i^T G_i V_i`` plus the rotors' ``1/2 armature qd^2``, as Pinocchio's
     ``computeKineticEnergy``. A float for one state, an array ``(...)`` for a batch."""
-    return _scalar(_energy_terms(model, q, qd)[..., 0])
+    return _scalar(_energy_terms(model, q, qd), 0)
 
 
 def potential_energy(model: Model, q):
     """Gravitational potential energy ``U = -sum_i m_i g^T c_i(q)`` [J] (``c_i`` the centre of
     mass of body ``i`` in the base frame; zero at the base origin, as Pinocchio's
     ``computePotentialEnergy``), so that ``gravity_torques = dU/dq``."""
-    return _scalar(_energy_terms(model, q, _zero(model))[..., 1])
+    return _scalar(_energy_terms(model, q, _zero(model)), 1)
 
 
 def mechanical_energy(model: Model, q, qd):
     """``kinetic_energy + potential_energy`` [J]: conserved by the unforced, frictionless dynamics."""
     e = _energy_terms(model, q, qd)
     with np.errstate(all="ignore"):
-        return _scalar(finite_result(e[..., 0] + e[..., 1], ("q", "qd")))
+        return _scalar(finite_result(e[..., 0:1] + e[..., 1:2], ("q", "qd")), 0)
 
 
 def center_of_mass(model: Model, q) -> np.ndarray:

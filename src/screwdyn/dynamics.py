@@ -535,7 +535,8 @@ def frame_pose(model: Model, q, frame) -> np.ndarray:
     """Pose ``T_{0,f}`` of one frame (name or index in ``model.frame_names``), ``(..., 4, 4)``."""
     body, T = _frame(model, frame)
     frames = _frames(model, ("pose", frame), lambda: ([body], T[None]))
-    return _POSES.call(model, q, params=frames, shape=(1, 4, 4))[..., 0, :, :]
+    poses = _POSES.call(model, q, params=frames, shape=(1, 4, 4))
+    return poses[0] if poses.ndim == 3 else poses[..., 0, :, :]
 
 
 def jacobian(model: Model, q, frame, reference="space", out=None) -> np.ndarray:

@@ -112,3 +112,19 @@ def test_rk4_integrates_the_same_equations_as_mujoco(panda):
     ours = _quiet(model=panda, q0=q0, qd0=qd0, duration=0.2, dt=1e-3, friction=False, joint_limits=False)
     np.testing.assert_allclose(ours.q[:, 1:], theirs[:, :, 1 + iq], atol=1e-9)
     np.testing.assert_allclose(ours.qd[:, 1:], theirs[:, :, 1 + mj.nq + iv], atol=1e-8)
+
+
+def test_a_trajectory_that_does_not_fit_in_memory_is_refused_before_any_step(panda, monkeypatch):
+    """A batch of rollouts, or one long rollout, whose trajectory would not fit in memory raises the
+    TooLargeError of the batch functions (a MemoryError), naming its size and what to change,
+    before any step; numpy's own failure to allocate said neither."""
+    from screwdyn import dispatch
+    from screwdyn.errors import TooLargeError
+    monkeypatch.setattr(dispatch, "available_memory", lambda: 100 << 20)
+    q0 = np.zeros((2000, panda.nq))
+    with pytest.raises(TooLargeError, match=r"simulate: the trajectory of 2000 rollouts of 1001 samples .* need "
+                                            r"428 MiB, more than the 100 MiB .*split the batch"):
+        simulate(panda, q0, None, 1.0)
+    with pytest.raises(MemoryError, match=r"1 rollout of 1000001 samples .*a shorter time or with a larger dt"):
+        simulate(panda, q0[0], None, 1000.0)
+    assert simulate(panda, q0[:10], None, 0.1).q.shape == (10, 101, panda.nq)

@@ -299,14 +299,15 @@ def _size(nbytes):
         nbytes /= 1024
 
 
-def check_room(name, nbytes, what):
+def check_room(name, nbytes, what, advice="split the batch"):
     """Raise :class:`TooLargeError` before any work when ``nbytes`` (``what``: the arrays it is made
-    of) exceed the memory available; calls of less than 64 MiB are not checked."""
+    of) exceed the memory available, saying what to do (``advice``); calls of less than 64 MiB are
+    not checked."""
     if nbytes > _ROOMY:
         room = available_memory()
         if room is not None and nbytes > room:
             raise TooLargeError(f"{name}: {what} need {_size(nbytes)}, more than the {_size(room)} of memory "
-                                "available; split the batch")
+                                f"available; {advice}")
 
 
 def batch_shape_of(arrays, names):

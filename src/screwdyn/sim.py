@@ -97,7 +97,7 @@ from .algorithms.rollout import (
 )
 from .algorithms.status import Status
 from ._dask import any_dask
-from .dispatch import Kernel, statuses, wrench_rows
+from .dispatch import Kernel, check_room, statuses, wrench_rows
 from .errors import InputError, ModelError, ScrewdynError, ScrewdynWarning
 
 __all__ = ["simulate", "Trajectory", "JointLimits", "SimulationError", "SimulationWarning", "LimitWarning",
@@ -856,6 +856,10 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     B = len(q)
     t = _time_grid(duration, dt)
     N, steps = len(t), len(t) - 1
+    check_room("simulate", 8 * B * N * (nq + 3 * nv),
+               f"the trajectory of {B} rollout{'s' if B > 1 else ''} of {N} samples (q, qd, qdd, tau)",
+               "split the batch, or simulate a shorter time or with a larger dt" if B > 1
+               else "simulate a shorter time or with a larger dt")
     tau_src = _source(tau, "tau", model, steps, batch, wrench=False)
     f_src = _source(f_ext, "f_ext", model, steps, batch, wrench=True)
     lim = _limit_table(model, joint_limits, friction, saturate, dt)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.optimize
 
 from ..dispatch import check_model
 from ..errors import InputError
@@ -174,6 +173,7 @@ def excitation_trajectory(model: Model, *, base: BaseParameters | None = None, h
     best = [np.inf, x0]
     tol_c = 1e-9 * max(1.0, np.abs(np.concatenate([lb, ub])[np.isfinite(np.concatenate([lb, ub]))]).max())
     f0 = objective(x0)[0]
+    import scipy.optimize   # (imported here: 0.4 s that a user of the regressor alone need not pay)
     scipy.optimize.minimize(objective, x0, jac=True, method="SLSQP",
                             constraints=[scipy.optimize.LinearConstraint(A, lb, ub)],
                             options=dict(maxiter=maxiter, ftol=1e-6))

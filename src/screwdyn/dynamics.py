@@ -399,8 +399,8 @@ def _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, first, A, B):
 # Energy, centre of mass, momentum.
 # ---------------------------------------------------------------------------------------------
 def _energy_terms(model, q, qd):
-    """``out (..., 11)``: KE, U, first moment (3), momentum about {0} (6)."""
-    return _ENERGY.call(model, q, qd, shape=(11,))
+    """``out (..., 14)``: KE, U, first moment (3), momentum about {0} (6), centre of mass (3)."""
+    return _ENERGY.call(model, q, qd, shape=(14,))
 
 
 def _scalar(e, k):
@@ -433,12 +433,12 @@ def center_of_mass(model: Model, q) -> np.ndarray:
     """Centre of mass of the moving bodies in the base frame, ``(..., 3)`` [m]
     (Pinocchio's ``centerOfMass``; the fixed base's own inertia is not part of the model)."""
     check_model(model)
-    mass = model.total_mass
-    if mass <= 0.0:
+    if model.total_mass <= 0.0:
         raise ModelError("center_of_mass: the model has no mass")
-    # (the first moment sum_i m_i p_i is finite, the kernel has checked it; over the positive sum of
-    # the m_i it is a weighted mean of the p_i, finite too: no errstate, no second check)
-    return _energy_terms(model, q, _zero(model))[..., 2:5] / mass
+    # (the kernel divides the first moment by the mass: a weighted mean of the bodies' positions,
+    # finite where the moment is, which the kernel checks)
+    e = _energy_terms(model, q, _zero(model))
+    return e[11:14] if e.ndim == 1 and type(e) is np.ndarray else e[..., 11:14].copy()
 
 
 def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
@@ -461,7 +461,7 @@ def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
         if model.total_mass <= 0.0:
             raise ModelError("momentum(about='com'): the model has no mass")
         with np.errstate(all="ignore"):
-            P[..., :3] -= np.cross(e[..., 2:5] / model.total_mass, P[..., 3:])
+            P[..., :3] -= np.cross(e[..., 11:14], P[..., 3:])
         finite_result(P, ("q", "qd"))
     return P
 

@@ -49,8 +49,8 @@ WORLD_ALIGNED = 2
 
 @njit(**HELPER)
 def per_lane(n):
-    """Floats of work one state takes for ``n`` bodies."""
-    return 24 * (n + 1) + 12
+    """Floats of work one state takes for ``n`` bodies (poses, motions, the path to a frame)."""
+    return 25 * (n + 1) + 12
 
 
 @njit(**HELPER)
@@ -67,6 +67,23 @@ def world_poses(kd, q, Tw):
     put(Tw[n], 0, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0))
     for i in range(n):
         put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), joint_pose(kd, i, q)))
+
+
+@njit(**HELPER)
+def ancestry(kd, body, path):
+    """``body`` and its ancestors into ``path (n,)``, the base's child first; returns how many (0 for
+    the base, ``body = -1``). A frame's Jacobian or motion needs only these bodies (Talos' hand: 10 of
+    44)."""
+    m = 0
+    j = body
+    while j >= 0:
+        m += 1
+        j = int(kd[j, PARENT])
+    j = body
+    for t in range(m - 1, -1, -1):
+        path[t] = j
+        j = int(kd[j, PARENT])
+    return m
 
 
 @njit(**HELPER)
@@ -107,12 +124,17 @@ def jacobian(kd, q, body, Tbf, ref, J, status, k0, k1):
     ``Tbf (4, 4)`` on ``body`` (-1: the base) for reference ``ref``."""
     n = kd.shape[0] - 1
     Tw = stack((n + 1, 12, 1))
+    path = stack((n + 1,)).view(np.int64)
+    m = ancestry(kd, body, path)
+    put(Tw[n], 0, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0))
     for k in range(k0, k1):
         status[k] = Status.OK
         check(status, k, Status.NONFINITE, q[k])
         if status[k]:
             continue
-        world_poses(kd, q[k], Tw)
+        for t in range(m):                                 # T_{0,i} along the path only
+            i = path[t]
+            put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), joint_pose(kd, i, q[k])))
         Tf = compose(get12(Tw[body], 0), pose12(Tbf))
         for r in range(6):
             for c in range(n):
@@ -133,19 +155,23 @@ def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, k0, k1):
     n = kd.shape[0] - 1
     Tw = stack((n + 1, 12, 1))
     V = stack((n + 1, 12, 1))   # V_i, then A_i; row n: the base at rest
+    path = stack((n + 1,)).view(np.int64)
+    m = ancestry(kd, body, path)
+    put(Tw[n], 0, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0))
+    put(V[n], 0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     for k in range(k0, k1):
         status[k] = Status.OK
         check(status, k, Status.NONFINITE, q[k])
         check(status, k, Status.NONFINITE + 1, qd[k])
         if status[k]:
             continue
-        world_poses(kd, q[k], Tw)
-        put(V[n], 0, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
-        for i in range(n):
+        for t in range(m):                                 # along the path only
+            i = path[t]
+            Tp = joint_pose(kd, i, q[k])
+            put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), Tp))
             Vp = get12(V[int(kd[i, PARENT])], 0)
             S = joint_screw(kd, i)
-            Vi, Ai = body_motion(joint_pose(kd, i, q[k]), S, joint_velocity(kd, i, S, qd[k]), qd[k, i], 0.0, Vp[:6],
-                                 Vp[6:])
+            Vi, Ai = body_motion(Tp, S, joint_velocity(kd, i, S, qd[k]), qd[k, i], 0.0, Vp[:6], Vp[6:])
             put(V[i], 0, Vi + Ai)
         Tb = pose12(Tbf)
         Vb = get12(V[body], 0)

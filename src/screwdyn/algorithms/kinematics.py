@@ -87,6 +87,15 @@ def ancestry(kd, body, path):
 
 
 @njit(**HELPER)
+def path_poses(kd, q, path, m, Tw):
+    """``T_{0,i}`` of the bodies ``path[:m]`` (each after its parent: :func:`ancestry`) into ``Tw``,
+    whose row ``n`` holds the base's identity; the other rows are left as they are."""
+    for t in range(m):
+        i = path[t]
+        put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), joint_pose(kd, i, q)))
+
+
+@njit(**HELPER)
 def in_reference(ref, Tf, V):
     """A twist ``V`` of the space frame, for reference ``ref`` at the frame ``T_{0,f} = Tf``."""
     if ref == BODY:
@@ -99,15 +108,22 @@ def in_reference(ref, Tf, V):
 @njit(**KERNEL)
 def poses(kd, q, fbody, fpose, out, status, k0, k1):
     """States ``k0 <= k < k1`` of ``q (B, n)``: poses ``T_{0,f}`` of the frames ``fbody (k,)`` at
-    ``fpose (k, 4, 4)`` on their bodies into ``out (B, k, 4, 4)``."""
+    ``fpose (k, 4, 4)`` on their bodies into ``out (B, k, 4, 4)`` (one frame: the poses of its
+    body's ancestors only)."""
     n = kd.shape[0] - 1
     Tw = stack((n + 1, 12, 1))
+    path = stack((n + 1,)).view(np.int64)
+    m = ancestry(kd, fbody[0], path) if fbody.shape[0] == 1 else n
+    if fbody.shape[0] != 1:
+        for t in range(n):
+            path[t] = t
+    put(Tw[n], 0, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0))
     for k in range(k0, k1):
         status[k] = Status.OK
         check(status, k, Status.NONFINITE, q[k])
         if status[k]:
             continue
-        world_poses(kd, q[k], Tw)
+        path_poses(kd, q[k], path, m, Tw)
         for f in range(fbody.shape[0]):
             T = compose(get12(Tw[fbody[f]], 0), pose12(fpose[f]))
             for a in range(3):
@@ -132,9 +148,7 @@ def jacobian(kd, q, body, Tbf, ref, J, status, k0, k1):
         check(status, k, Status.NONFINITE, q[k])
         if status[k]:
             continue
-        for t in range(m):                                 # T_{0,i} along the path only
-            i = path[t]
-            put(Tw[i], 0, compose(get12(Tw[int(kd[i, PARENT])], 0), joint_pose(kd, i, q[k])))
+        path_poses(kd, q[k], path, m, Tw)                  # T_{0,i} along the path only
         Tf = compose(get12(Tw[body], 0), pose12(Tbf))
         for r in range(6):
             for c in range(n):

@@ -493,8 +493,8 @@ def _fast_path(kernel):
                                no_fext="fx, use = NO_FEXT, False" if entry.fext else "pass",
                                yes_fext="fx, use = fext, True",
                                shape="_nn" if entry.outputs == (2,) else "_shape")
-    namespace = dict(Model=Model, ND=_ND, F64=F64, FEXT=entry.fext, MULTI=len(entry.outputs) > 1, NO_FEXT=_NO_FEXT, OUT_NDIM=entry.outputs[0],
-                     empty=_empty, zeros=np.zeros, int64=np.int64, count_nonzero=np.count_nonzero,
+    namespace = dict(Model=Model, ND=_ND, F64=F64, FEXT=entry.fext, MULTI=len(entry.outputs) > 1, NO_FEXT=_NO_FEXT,
+                     OUT_NDIM=entry.outputs[0], empty=_empty, zeros=np.zeros, int64=np.int64, count_nonzero=np.count_nonzero,
                      raise_first=_raise_first, general=general, kernel=kernel, NOT_ARRAYS=_NOT_ARRAYS,
                      dict_wrenches=_dict_wrenches, FAST_ROWS=_FAST_ROWS)
     exec(compile(source, f"<screwdyn fast path of {kernel.key}>", "exec"), namespace)

@@ -426,7 +426,8 @@ def mechanical_energy(model: Model, q, qd):
     """``kinetic_energy + potential_energy`` [J]: conserved by the unforced, frictionless dynamics."""
     e = _energy_terms(model, q, qd)
     with np.errstate(all="ignore"):
-        return _scalar(finite_result(e[..., 0:1] + e[..., 1:2], ("q", "qd")), 0)
+        total = finite_result(e[..., 0] + e[..., 1], ("q", "qd"))
+    return float(total) if np.ndim(total) == 0 and not is_dask(total) else total
 
 
 def center_of_mass(model: Model, q) -> np.ndarray:

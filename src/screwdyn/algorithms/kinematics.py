@@ -113,17 +113,18 @@ def poses(kd, q, fbody, fpose, out, status, k0, k1):
     n = kd.shape[0] - 1
     Tw = stack((n + 1, 12, 1))
     path = stack((n + 1,)).view(np.int64)
-    m = ancestry(kd, fbody[0], path) if fbody.shape[0] == 1 else n
-    if fbody.shape[0] != 1:
-        for t in range(n):
-            path[t] = t
+    one = fbody.shape[0] == 1
+    m = ancestry(kd, fbody[0], path) if one else 0
     put(Tw[n], 0, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0))
     for k in range(k0, k1):
         status[k] = Status.OK
         check(status, k, Status.NONFINITE, q[k])
         if status[k]:
             continue
-        path_poses(kd, q[k], path, m, Tw)
+        if one:
+            path_poses(kd, q[k], path, m, Tw)
+        else:
+            world_poses(kd, q[k], Tw)
         for f in range(fbody.shape[0]):
             T = compose(get12(Tw[fbody[f]], 0), pose12(fpose[f]))
             for a in range(3):

@@ -157,13 +157,19 @@ def integrate(model: Model, q, v, dt=1.0) -> np.ndarray:
         dt = float(dt)
     except (TypeError, ValueError):
         raise InputError(f"dt must be a number, got {dt!r}") from None
-    shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
-    Q = np.ascontiguousarray(np.broadcast_to(q, shape + (model.nq,)).reshape(-1, model.nq))
-    V = np.ascontiguousarray(np.broadcast_to(v, shape + (model.nv,)).reshape(-1, model.nv))
-    out = np.empty_like(Q)
+    return _on_rows(lambda Q, V, out: integrate_rows(model._kd, Q, V, dt, out), q, v)
+
+
+def _on_rows(kernel, a, b):
+    """``kernel(A, B, OUT)`` on ``a (..., k)`` and ``b (..., m)`` broadcast against each other and
+    laid out as C-contiguous rows; returns ``OUT`` (``a``'s row length) in the broadcast shape."""
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    A = np.ascontiguousarray(np.broadcast_to(a, shape + a.shape[-1:]).reshape(-1, a.shape[-1]))
+    B = np.ascontiguousarray(np.broadcast_to(b, shape + b.shape[-1:]).reshape(-1, b.shape[-1]))
+    out = np.empty_like(A)
     with np.errstate(all="ignore"):   # (non-finite inputs give non-finite outputs, as numpy's arithmetic)
-        integrate_rows(model._kd, Q, V, dt, out)
-    return out.reshape(shape + (model.nq,))
+        kernel(A, B, out)
+    return out.reshape(shape + a.shape[-1:])
 
 
 def _unit(a):
@@ -178,13 +184,7 @@ def dexp_inverse(model: Model, xi, v) -> np.ndarray:
     compiled arithmetic of the rollouts (:func:`screwdyn.algorithms.joints.joint_dexp_inverse`)."""
     _check(model)
     xi, v = _array(xi, model.nv, "xi"), _array(v, model.nv, "v")
-    shape = np.broadcast_shapes(xi.shape[:-1], v.shape[:-1])
-    X = np.ascontiguousarray(np.broadcast_to(xi, shape + (model.nv,)).reshape(-1, model.nv))
-    V = np.ascontiguousarray(np.broadcast_to(v, shape + (model.nv,)).reshape(-1, model.nv))
-    out = np.empty_like(V)
-    with np.errstate(all="ignore"):
-        dexp_inverse_rows(model._kd, X, V, out)
-    return out.reshape(shape + (model.nv,))
+    return _on_rows(lambda X, V, out: dexp_inverse_rows(model._kd, X, V, out), xi, v)
 
 
 def difference(model: Model, q0, q1) -> np.ndarray:

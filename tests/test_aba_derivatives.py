@@ -101,12 +101,32 @@ def test_implicit_function_identities(rng):
     assert rel(Minv, screwdyn.mass_matrix_inverse(model, q)) < 1e-13
 
 
+@pytest.mark.parametrize("extra", [0, 1])
+def test_dense_and_sparse_solves_agree(extra, rng):
+    """Up to DENSE_UPTO DoF the solves run as M^{-1} and dense products in lanes, above it as sparse
+    solves: both give -M^{-1} dtau and M^{-1} (exactly symmetric) to 1e-12, on a forest of several
+    trees (a fixed base with branches), one state and a batch with a partial group of lanes."""
+    from screwdyn.algorithms.aba_derivatives import DENSE_UPTO, SOLVE_LANES
+    model = random_model(rng, n=DENSE_UPTO + extra, fixed=2, branching=0.8)
+    Q, QD, T = random_state(rng, model.n, (SOLVE_LANES + 2,))
+    batch = screwdyn.forward_dynamics_derivatives(model, Q, QD, T)
+    for k in (0, SOLVE_LANES + 1):
+        qdd = screwdyn.forward_dynamics(model, Q[k], QD[k], T[k])
+        Tq, Tv, M = screwdyn.inverse_dynamics_derivatives(model, Q[k], QD[k], qdd)
+        Fq, Fv, Minv = screwdyn.forward_dynamics_derivatives(model, Q[k], QD[k], T[k])
+        assert rel(Fq, -np.linalg.solve(M, Tq)) < 1e-12
+        assert rel(Fv, -np.linalg.solve(M, Tv)) < 1e-12
+        assert rel(Minv, np.linalg.inv(M)) < 1e-12 and np.array_equal(Minv, Minv.T)
+        for a, b in zip(batch, (Fq, Fv, Minv)):
+            assert np.array_equal(a[k], b)
+
+
 def test_batches_equal_single_states_and_singular_states_are_reported(rng):
     """A batch in lanes equals its single states bit for bit; a state whose mass matrix is singular
     raises the error of forward_dynamics, naming its batch index."""
-    from screwdyn.algorithms.aba_derivatives import LANES
+    from screwdyn.algorithms.aba_derivatives import LANES, SOLVE_LANES
     model = random_model(rng, n=7, fixed=1)
-    B = 2 * LANES + 3
+    B = 2 * max(LANES, SOLVE_LANES) + 3
     Q, QD, T = random_state(rng, model.n, (B,))
     batch = screwdyn.forward_dynamics_derivatives(model, Q, QD, T)
     for k in range(B):

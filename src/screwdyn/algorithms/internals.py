@@ -28,6 +28,9 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
 * :func:`fma`, :func:`dot3`, :func:`dot6`, :func:`matmul3`: fused multiply-adds written as LLVM IR
   at the call site (one rounding where the CPU fuses: explicit, so that the vectorised loop over
   states and one state give the same numbers bit for bit; never left to the compiler).
+* :func:`lanes_fms`, :func:`lanes_copy`, :func:`lanes_div`, :func:`lanes_zero`: one operation on
+  a kernel's lanes as one LLVM vector operation, where the compiler would leave a loop scalar (the
+  rows of a solve, which it cannot tell apart).
 * :func:`install_cache_stamp`, :func:`cache_has`: numba stamps a cached kernel with the hash of its
   own source file only, so an edit of a shared file (``joints.py``) would leave stale machine code;
   the stamp is extended with a hash of every file of the kernel folder. And whether a kernel's
@@ -55,6 +58,7 @@ from numba.extending import intrinsic
 __all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window",
            "release_gil", "restore_gil",
            "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA",
+           "lanes_fms", "lanes_copy", "lanes_div", "lanes_zero",
            "install_cache_stamp", "cache_has"]
 
 
@@ -384,6 +388,105 @@ else:
 
     def num_threads():   # pragma: no cover - never called in plain mode
         raise NotImplementedError
+
+
+# ---------------------------------------------------------------------------------- lanes as vectors
+# ``lanes_*(..., L)``: one operation on the ``L`` lanes that sit side by side at a flat offset of
+# C-contiguous float64 arrays (``L`` a compile-time constant, a kernel's ``lanes``), written as one
+# LLVM vector operation on ``<L x double>``. A loop whose body is a handful of lane operations on
+# rows of one work array (a solve: row ``i`` minus a multiple of row ``k``) is not vectorised by
+# the compiler, which cannot tell that the rows do not overlap and, with ``L`` fixed, unrolls the
+# lanes into scalars; these are vectors whatever the loop around them. Each lane's arithmetic is
+# the scalar one (a product, then a difference: not fused), so a lane gives the numbers of one
+# state computed alone.
+if FAST:
+    def _lane_pointer(context, builder, array_type, array, offset, L):
+        data = context.make_array(array_type)(context, builder, array).data
+        return builder.bitcast(builder.gep(data, [offset]), _llir.VectorType(_llir.DoubleType(), L).as_pointer())
+
+    def _lanes_codegen(body, nargs, L):
+        """The code of a lane operation on ``nargs`` (array, offset) pairs: ``body(builder, pointers)``."""
+        def codegen(context, builder, signature, values):
+            pointers = [_lane_pointer(context, builder, signature.args[2 * j], values[2 * j],
+                                      context.cast(builder, values[2 * j + 1], signature.args[2 * j + 1], types.intp),
+                                      L) for j in range(nargs)]
+            body(builder, pointers, L)
+            return context.get_dummy_value()
+        return codegen
+
+    def _lanes_typed(args):
+        """``L`` when ``args`` are (float64 C array, integer) pairs then a literal ``L``, else None."""
+        lanes = args[-1]
+        if not (isinstance(lanes, types.IntegerLiteral)
+                and all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64
+                        and isinstance(o, types.Integer) for a, o in zip(args[0:-1:2], args[1:-1:2]))):
+            return None
+        return lanes.literal_value
+
+    def _load(builder, p):
+        return builder.load(p, align=8)
+
+    def _store(builder, v, p):
+        builder.store(v, p, align=8)
+
+    @intrinsic
+    def lanes_fms(typingctx, x, ox, a, oa, y, oy, lanes):
+        """``x[ox + l] -= a[oa + l] * y[oy + l]`` for ``l < lanes`` (flat offsets)."""
+        L = _lanes_typed((x, ox, a, oa, y, oy, lanes))
+        if L is None:
+            return None
+        return types.none(x, ox, a, oa, y, oy, lanes), _lanes_codegen(
+            lambda b, p, L: _store(b, b.fsub(_load(b, p[0]), b.fmul(_load(b, p[1]), _load(b, p[2]))), p[0]), 3, L)
+
+    @intrinsic
+    def lanes_copy(typingctx, x, ox, y, oy, lanes):
+        """``x[ox + l] = y[oy + l]`` for ``l < lanes`` (flat offsets)."""
+        L = _lanes_typed((x, ox, y, oy, lanes))
+        if L is None:
+            return None
+        return types.none(x, ox, y, oy, lanes), _lanes_codegen(lambda b, p, L: _store(b, _load(b, p[1]), p[0]), 2, L)
+
+    @intrinsic
+    def lanes_div(typingctx, x, ox, y, oy, lanes):
+        """``x[ox + l] /= y[oy + l]`` for ``l < lanes`` (flat offsets)."""
+        L = _lanes_typed((x, ox, y, oy, lanes))
+        if L is None:
+            return None
+        return types.none(x, ox, y, oy, lanes), _lanes_codegen(
+            lambda b, p, L: _store(b, b.fdiv(_load(b, p[0]), _load(b, p[1])), p[0]), 2, L)
+
+    @intrinsic
+    def lanes_zero(typingctx, x, ox, lanes):
+        """``x[ox + l] = 0`` for ``l < lanes`` (flat offset)."""
+        L = _lanes_typed((x, ox, lanes))
+        if L is None:
+            return None
+        zero = _llir.Constant(_llir.VectorType(_llir.DoubleType(), L), [0.0] * L)
+        return types.none(x, ox, lanes), _lanes_codegen(lambda b, p, L: _store(b, zero, p[0]), 1, L)
+else:
+    @njit(**HELPER)
+    def lanes_fms(x, ox, a, oa, y, oy, L):
+        xf, af, yf = x.reshape(-1), a.reshape(-1), y.reshape(-1)
+        for l in range(L):
+            xf[ox + l] -= af[oa + l] * yf[oy + l]
+
+    @njit(**HELPER)
+    def lanes_copy(x, ox, y, oy, L):
+        xf, yf = x.reshape(-1), y.reshape(-1)
+        for l in range(L):
+            xf[ox + l] = yf[oy + l]
+
+    @njit(**HELPER)
+    def lanes_div(x, ox, y, oy, L):
+        xf, yf = x.reshape(-1), y.reshape(-1)
+        for l in range(L):
+            xf[ox + l] /= yf[oy + l]
+
+    @njit(**HELPER)
+    def lanes_zero(x, ox, L):
+        xf = x.reshape(-1)
+        for l in range(L):
+            xf[ox + l] = 0.0
 
 
 # ---------------------------------------------------------------------------------- the cache

@@ -28,7 +28,7 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
 * :func:`fma`, :func:`dot3`, :func:`dot6`, :func:`matmul3`: fused multiply-adds written as LLVM IR
   at the call site (one rounding where the CPU fuses: explicit, so that the vectorised loop over
   states and one state give the same numbers bit for bit; never left to the compiler).
-* :func:`lanes_fms`, :func:`lanes_copy`, :func:`lanes_div`, :func:`lanes_zero`: one operation on
+* :func:`lanes_fms`, :func:`lanes_copy`, :func:`lanes_div`, :func:`lanes_dot`, :func:`lanes_zero`: one operation on
   a kernel's lanes as one LLVM vector operation, where the compiler would leave a loop scalar (the
   rows of a solve, which it cannot tell apart).
 * :func:`install_cache_stamp`, :func:`cache_has`: numba stamps a cached kernel with the hash of its
@@ -58,7 +58,7 @@ from numba.extending import intrinsic
 __all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window",
            "release_gil", "restore_gil",
            "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA",
-           "lanes_fms", "lanes_copy", "lanes_div", "lanes_zero",
+           "lanes_fms", "lanes_copy", "lanes_div", "lanes_dot", "lanes_zero",
            "install_cache_stamp", "cache_has"]
 
 
@@ -122,8 +122,12 @@ if FAST:
         """``x * y + z``: one ``llvm.fma.f64`` where the CPU fuses, else a product and a sum
         (without fast-math flags, so LLVM does not contract them either)."""
         if HAS_FMA:
-            d = _llir.DoubleType()
-            f = builder.module.declare_intrinsic("llvm.fma", [d], _llir.FunctionType(d, [d, d, d]))
+            d = x.type       # a double, or a vector of them (the lanes: llvm.fma.v8f64)
+            if isinstance(d, _llir.VectorType):
+                f = _cgutils.get_or_insert_function(builder.module, _llir.FunctionType(d, [d, d, d]),
+                                                    f"llvm.fma.v{d.count}f64")
+            else:
+                f = builder.module.declare_intrinsic("llvm.fma", [d], _llir.FunctionType(d, [d, d, d]))
             return builder.call(f, [x, y, z])
         return builder.fadd(builder.fmul(x, y), z)
 
@@ -456,6 +460,27 @@ if FAST:
             lambda b, p, L: _store(b, b.fdiv(_load(b, p[0]), _load(b, p[1])), p[0]), 2, L)
 
     @intrinsic
+    def lanes_dot(typingctx, x, ox, a, oa, y, oy, count, lanes):
+        """``x[ox + l] = sum_c a[oa + c lanes + l] y[oy + c lanes + l]`` over ``c < count`` (a literal),
+        for ``l < lanes``: the dot products of ``count``-vectors stored a number per row of lanes
+        (a ``(count, L)`` work array), summed in order as :func:`dot6` does for one state."""
+        L = _lanes_typed((x, ox, a, oa, y, oy, lanes))
+        if L is None or not isinstance(count, types.IntegerLiteral):
+            return None
+        c = count.literal_value
+
+        def body(b, p, L):
+            step = _llir.Constant(_llir.IntType(64), L)
+            ea, ey = (b.bitcast(q, _llir.DoubleType().as_pointer()) for q in p[1:])
+            vt = _llir.VectorType(_llir.DoubleType(), L).as_pointer()
+            va = [_load(b, b.bitcast(b.gep(ea, [b.mul(step, _llir.Constant(_llir.IntType(64), k))]), vt))
+                  for k in range(c)]
+            vy = [_load(b, b.bitcast(b.gep(ey, [b.mul(step, _llir.Constant(_llir.IntType(64), k))]), vt))
+                  for k in range(c)]
+            _store(b, _dot_ir(b, va, vy), p[0])
+        return types.none(x, ox, a, oa, y, oy, count, lanes), _lanes_codegen(body, 3, L)
+
+    @intrinsic
     def lanes_zero(typingctx, x, ox, lanes):
         """``x[ox + l] = 0`` for ``l < lanes`` (flat offset)."""
         L = _lanes_typed((x, ox, lanes))
@@ -481,6 +506,15 @@ else:
         xf, yf = x.reshape(-1), y.reshape(-1)
         for l in range(L):
             xf[ox + l] /= yf[oy + l]
+
+    @njit(**HELPER)
+    def lanes_dot(x, ox, a, oa, y, oy, count, L):
+        xf, af, yf = x.reshape(-1), a.reshape(-1), y.reshape(-1)
+        for l in range(L):
+            s = af[oa + l] * yf[oy + l]
+            for c in range(1, count):
+                s = af[oa + c * L + l] * yf[oy + c * L + l] + s
+            xf[ox + l] = s
 
     @njit(**HELPER)
     def lanes_zero(x, ox, L):

@@ -43,7 +43,7 @@ from numba import njit, prange
 
 from .coriolis import b_apply, b_transpose_top, body_b, twist_and_rate
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
-from .internals import CACHED, HELPER, KERNEL, dot6, release_gil, restore_gil, scratch, stack, window
+from .internals import CACHED, HELPER, KERNEL, dot6, lanes_dot, release_gil, restore_gil, scratch, stack, window
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
 from .rnea import body_wrench
@@ -63,7 +63,7 @@ GIL_FROM = 12
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
-    return 100 * n + 200
+    return 106 * n + 200
 
 
 @njit(**HELPER)
@@ -89,15 +89,6 @@ def body_columns(Y, B, F, J, Psi, Phi, U):
             (e0 + 2.0 * k0, e1 + 2.0 * k1, e2 + 2.0 * k2, e3 + 2.0 * k3, e4 + 2.0 * k4, e5 + 2.0 * k5))
 
 
-@njit(**HELPER)
-def ancestor_entries(a, g, dFq, dFv, Jj, Psij, Phij, Uj):
-    """The five entries of an ancestor ``j`` of ``i``: ``dtau_dq[j, i]`` (for the ``dFq`` given),
-    ``dtau_dq[i, j]``, ``dtau_dqd[j, i]``, ``dtau_dqd[i, j]`` and ``M[i, j]``."""
-    return (dot(Jj, dFq), dot(a, Phij) + (g[0] * Psij[0] + g[1] * Psij[1] + g[2] * Psij[2]),
-            dot(Jj, dFv), dot(a, Uj) + (g[0] * Jj[0] + g[1] * Jj[1] + g[2] * Jj[2]),
-            dot(Jj, a))
-
-
 @njit(**KERNEL)
 def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)`` (and ``fext (B, n, 6)`` when ``use_fext``):
@@ -110,13 +101,15 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     Rw = stack((n + 1, 9, L))    # R_0i row-major; row n: the base
     pw = stack((n + 1, 3, L))
     Vs, As = stack((n + 1, 6, L)), stack((n + 1, 6, L))   # V_i, A_i in {0}
-    J, Psi, Phi, U = stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L)), stack((n, 6, L))
+    J, Psi = stack((n, 6, L)), stack((n, 6, L))
+    Phi, U = stack((n, 9, L)), stack((n, 9, L))   # (Phi_i, top of Psi_i), (U_i, top of J_i): what g_j meets
     Yc = stack((n, 10, L))       # subtree sums in {0}
     Bc = stack((n, 12, L))
     Fc = stack((n, 6, L))
     P = scratch(36, lanes)       # the parent's R, p, V, A; its joint's parent's V, A (all in {0})
     G = scratch(28, lanes)       # the child's Yc, Bc, Fc
-    H = scratch(27, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, J_i x* Fc_i, dFv_i
+    H = scratch(33, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, J_i x* Fc_i, dFv_i, dFq_i
+    R = scratch(5, lanes)        # the five entries of an ancestor j
     W = scratch(12, lanes)
     SC = scratch(2, lanes)
     VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
@@ -142,12 +135,9 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place
         for l in range(m):
             NF[l] = 0.0                 # the sum of x * 0 over the entries written: NaN if one is NaN or inf
-        for l in range(m):
-            Dz = Dl[l]
-            for c in range(3):
-                for a in range(n):
-                    for e in range(n):
-                        Dz[c, a, e] = 0.0
+        Dz = window(D, b * 3 * n * n, (m * 3 * n * n,))   # the lanes' rows of D are one run: zeroed at once
+        for a in range(Dz.shape[0]):
+            Dz[a] = 0.0
         g0 = (0.0, 0.0, 0.0, -kd[n, GRAVITY], -kd[n, GRAVITY + 1], -kd[n, GRAVITY + 2])
         for l in range(m):
             put(Rw[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
@@ -190,9 +180,9 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 put(Psi[i], l, Ps)
                 e0, e1, e2, e3, e4, e5 = ad(get6(P[30:], l), Ji)                          # Phi_i = A_l x J_i
                 f0, f1, f2, f3, f4, f5 = ad(Vl, Ps)                                       #       + V_l x Psi_i
-                put(Phi[i], l, (e0 + f0, e1 + f1, e2 + f2, e3 + f3, e4 + f4, e5 + f5))
+                put(Phi[i], l, (e0 + f0, e1 + f1, e2 + f2, e3 + f3, e4 + f4, e5 + f5, Ps[0], Ps[1], Ps[2]))
                 put(U[i], l, (dJi[0] + Ps[0], dJi[1] + Ps[1], dJi[2] + Ps[2], dJi[3] + Ps[3], dJi[4] + Ps[4],
-                              dJi[5] + Ps[5]))                                            # U_i = dJ_i + Psi_i
+                              dJi[5] + Ps[5], Ji[0], Ji[1], Ji[2]))                     # U_i = dJ_i + Psi_i
                 Yi = inertia_transform(Ri, pi, I)                                         # Y_i in {0}
                 put(Yc[i], l, Yi)
                 put(Bc[i], l, body_b(Yi, Vi))
@@ -223,17 +213,20 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 put(H[9:], l, dF0)
                 put(H[15:], l, turn)
                 put(H[21:], l, dFv)
+                put(H[27:], l, (dF0[0] + turn[0], dF0[1] + turn[1], dF0[2] + turn[2], dF0[3] + turn[3],
+                                dF0[4] + turn[4], dF0[5] + turn[5]))
             par = par_of[i]
             j = par
             while j >= 0:
-                own = j >= first[i]      # a row of i's own joint turns with q_i: no turn term (docs/theory.md §14.3)
+                # a row of i's own joint turns with q_i: no turn term (docs/theory.md §14.3)
+                dFq = 9 * L if j >= first[i] else 27 * L
+                lanes_dot(R, 0, J, 6 * L * j, H, dFq, 6, L)           # dtau_dq[j, i]  = J_j . dFq_i
+                lanes_dot(R, L, H, 0, Phi, 9 * L * j, 9, L)           # dtau_dq[i, j]  = a_i . Phi_j + g_i . Psi_j
+                lanes_dot(R, 2 * L, J, 6 * L * j, H, 21 * L, 6, L)    # dtau_dqd[j, i] = J_j . dFv_i
+                lanes_dot(R, 3 * L, H, 0, U, 9 * L * j, 9, L)         # dtau_dqd[i, j] = a_i . U_j + g_i . J_j
+                lanes_dot(R, 4 * L, J, 6 * L * j, H, 0, 6, L)         # M[i, j]        = J_j . a_i
                 for l in range(m):
-                    t0, t1, t2, t3, t4, t5 = get6(H[15:], l)
-                    f0, f1, f2, f3, f4, f5 = get6(H[9:], l)
-                    dFq = (f0, f1, f2, f3, f4, f5) if own else (f0 + t0, f1 + t1, f2 + t2, f3 + t3, f4 + t4, f5 + t5)
-                    qji, qij, vji, vij, mij = ancestor_entries(get6(H, l), get3(H[6:], l), dFq, get6(H[21:], l),
-                                                               get6(J[j], l), get6(Psi[j], l), get6(Phi[j], l),
-                                                               get6(U[j], l))
+                    qji, qij, vji, vij, mij = R[0, l], R[1, l], R[2, l], R[3, l], R[4, l]
                     Dl[l, 0, j, i] = qji
                     Dl[l, 0, i, j] = qij
                     Dl[l, 1, j, i] = vji

@@ -17,11 +17,12 @@ side in lanes, :mod:`.work`; compiled once for both uses)::
 
 the last line two ways, chosen by the model's size alone (so one state and a batch run the same
 one): up to :data:`DENSE_UPTO` DoF, ``M^{-1}`` from the factors and then dense products over each
-tree's block, :data:`SOLVE_LANES` states side by side as vector operations (:func:`solve_dense`,
-``O(n^3)``; a panda's 9 x 9 matrices: 0.5 us a state against 1.6 by the sparse solves); above it,
-sparse solves, all columns at once, each row on its branch's columns (:func:`solve_states`,
-``O(n^2 d)``: Talos' 44 joints). A state whose ``M`` is singular (ABA's ``D_i <= 0`` or a pivot of
-``L^T D L``) is flagged SINGULAR, as in forward dynamics.
+tree's block, :data:`SOLVE_LANES` states side by side as vector operations, inside the kernel of
+the inverse-dynamics derivatives, whose matrices never leave their lanes (its ``solve``;
+:func:`.ltdl.inverse_times_lanes`, ``O(n^3)``); above it, sparse solves, all columns at once, each
+row on its branch's columns (:func:`solve_states`, ``O(n^2 d)``: Talos' 44 joints). A state whose
+``M`` is singular (ABA's ``D_i <= 0`` or a pivot of ``L^T D L``) is flagged SINGULAR, as in forward
+dynamics.
 """
 import numpy as np
 from numba import njit, prange
@@ -29,9 +30,7 @@ from numba import njit, prange
 from .aba import LANES as ABA_LANES
 from .aba import aba, aba_batch
 from .aba import per_lane as aba_per_lane
-from .internals import (
-    CACHED, HELPER, KERNEL, lanes_copy, lanes_div, lanes_fms, lanes_zero, release_gil, restore_gil, stack, window,
-)
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .ltdl import branch_columns, ltdl_factor, ltdl_inverse, ltdl_solve_columns
 from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
 from .rnea_derivatives import rnea_derivatives, rnea_derivatives_batch
@@ -41,8 +40,9 @@ from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row
 
 
 LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: these lanes' work is room for them)
-# Models of up to this many DoF solve by M^{-1} and products, SOLVE_LANES states side by side
-# (:func:`solve_dense`); larger ones by sparse solves, a state at a time (:func:`solve_states`).
+# Models of up to this many DoF solve by M^{-1} and products, SOLVE_LANES states side by side, in the
+# kernel of the inverse-dynamics derivatives (``solve``); larger ones by sparse solves, a state at a
+# time (:func:`solve_states`).
 DENSE_UPTO = 12
 SOLVE_LANES = 8
 # one-state calls release the GIL from this many DoF (UR5, 6 joints: 4.3 us a call; internals.release_gil)
@@ -54,7 +54,8 @@ def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES`` of its lanes per
     lane of this kernel) or the inverse-dynamics derivatives' own, and the solves' ``H`` (counted
     per lane: more than it takes)."""
-    return n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n))
+    solve = 6 * n * n + 4 * n + 1 if n <= DENSE_UPTO else 0   # the matrices in lanes (rnea_derivatives' solve)
+    return n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n) + solve)
 
 
 @njit(**HELPER)
@@ -99,122 +100,6 @@ def solve_states(kd, D, status, inner, k0, k1):
 
 
 @njit(**KERNEL)
-def solve_dense(kd, D, status, inner, k0, k1, lanes):
-    """:func:`solve_states` for models of up to :data:`DENSE_UPTO` DoF, ``lanes`` states side by side,
-    each step one vector operation on the lanes (``internals.lanes_fms``; a lane computes what one
-    state alone does, so a batch equals its states bit for bit)::
-
-        M = L^T D L                                   (H, lower triangle; no fill-in)
-        Y = L^{-T}, row i on i .. last[i]             (tips to base: y_i = e_i - sum_{k > i in i's subtree} L_ki y_k)
-        M^{-1} = L^{-1} D^{-1} Y, upper triangle     (base to tips: x_k = y_k / D_k - sum_{i ancestor of k} L_ki x_i),
-                                                      then mirrored (exactly symmetric)
-        D[c] = -M^{-1} dtau_c  (c = 0, 1)             (dense products over each tree's block)
-
-    ``O(n^3)`` per tree, against ``O(n^2 d)`` for the sparse solves, but every operation on 8 states
-    at once: a small model's 9 x 9 matrices take a fraction of their time (docs/performance.md)."""
-    n = kd.shape[0] - 1
-    L = lanes
-    H = stack((n, n, L))          # M, then its factors
-    T = stack((2, n, n, L))       # dtau/dq, dtau/dqd
-    Y = stack((n, n, L))          # L^{-T}, then each product
-    X = stack((n, n, L))          # M^{-1}
-    acc = stack((2 * n + 1, L))   # the rows being formed; row n: ones
-    par, first, last = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
-    branch_columns(kd, par, first, last)
-    nn = n * L
-    for a in range(n):            # lanes past the last state, and entries off the trees' blocks: zero
-        for e in range(n):        # (H: the identity), never written after
-            lanes_zero(Y, a * nn + e * L, L)
-            lanes_zero(X, a * nn + e * L, L)
-            lanes_zero(T, a * nn + e * L, L)
-            lanes_zero(T, n * nn + a * nn + e * L, L)
-            lanes_zero(H, a * nn + e * L, L)
-        for l in range(L):
-            H[a, a, l] = 1.0
-    for l in range(L):
-        acc[n, l] = 1.0
-    for b in range(k0, k1, L):
-        m = min(L, k1 - b)
-        for l in range(m):
-            Dk = D[b + l]
-            for a in range(n):
-                for e in range(n):
-                    T[0, a, e, l] = Dk[0, a, e]
-                    T[1, a, e, l] = Dk[1, a, e]
-                    H[a, e, l] = Dk[2, a, e]
-        for k in range(n - 1, -1, -1):                                                                 # M = L^T D L
-            i = par[k]
-            while i >= 0:
-                lanes_copy(acc, 0, H, k * nn + i * L, L)                   # a = H_ki / D_k
-                lanes_div(acc, 0, H, k * nn + k * L, L)
-                j = i
-                while j >= 0:
-                    lanes_fms(H, i * nn + j * L, acc, 0, H, k * nn + j * L, L)   # H_ij -= a H_kj
-                    j = par[j]
-                lanes_copy(H, k * nn + i * L, acc, 0, L)                   # L_ki = a
-                i = par[i]
-        for i in range(n - 1, -1, -1):                                                                 # Y = L^{-T}
-            for j in range(i, last[i] + 1):
-                lanes_zero(acc, j * L, L)
-            lanes_copy(acc, i * L, acc, n * L, L)
-            for k in range(i + 1, last[i] + 1):
-                for j in range(k, last[k] + 1):
-                    lanes_fms(acc, j * L, H, k * nn + i * L, Y, k * nn + j * L, L)
-            for j in range(i, last[i] + 1):
-                lanes_copy(Y, i * nn + j * L, acc, j * L, L)
-        for k in range(n):                                                                             # M^{-1}
-            c1 = last[first[k]] + 1   # (its upper triangle, j >= k: rows i < k are final there)
-            for j in range(k, c1):
-                lanes_zero(acc, j * L, L)
-            for j in range(k, last[k] + 1):
-                lanes_copy(acc, j * L, Y, k * nn + j * L, L)
-                lanes_div(acc, j * L, H, k * nn + k * L, L)
-            i = par[k]
-            while i >= 0:
-                for j in range(k, c1):
-                    lanes_fms(acc, j * L, H, k * nn + i * L, X, i * nn + j * L, L)
-                i = par[i]
-            for j in range(k, c1):
-                lanes_copy(X, k * nn + j * L, acc, j * L, L)
-            for j in range(first[k], k):                                                               # symmetric
-                lanes_copy(X, k * nn + j * L, X, j * nn + k * L, L)
-        for l in range(m):
-            k = b + l
-            code = status[k]
-            if code == 0 and inner[k]:
-                code = Status.SINGULAR
-            for a in range(n):
-                d = H[a, a, l]
-                if code == 0 and not d > 0.0:
-                    code = Status.SINGULAR if d <= 0.0 else Status.OVERFLOW
-            status[k] = code
-            if code == 0:
-                Dk = D[k]
-                for a in range(n):
-                    for e in range(n):
-                        Dk[2, a, e] = X[a, e, l]
-        for i in range(n):                                                                             # -M^{-1} dtau
-            c0, c1 = first[i], last[first[i]] + 1
-            for j in range(c0, c1):
-                lanes_zero(acc, j * L, L)
-                lanes_zero(acc, (n + 1 + j) * L, L)
-            for k in range(c0, c1):
-                for j in range(c0, c1):
-                    lanes_fms(acc, j * L, X, i * nn + k * L, T, k * nn + j * L, L)
-                    lanes_fms(acc, (n + 1 + j) * L, X, i * nn + k * L, T, n * nn + k * nn + j * L, L)
-            for j in range(c0, c1):
-                lanes_copy(Y, i * nn + j * L, acc, j * L, L)
-                lanes_copy(H, i * nn + j * L, acc, (n + 1 + j) * L, L)   # (the factors are read no more)
-        for l in range(m):
-            if status[b + l] == 0:
-                Dk = D[b + l]
-                for a in range(n):
-                    for e in range(n):
-                        Dk[0, a, e] = Y[a, e, l]
-                        Dk[1, a, e] = H[a, e, l]
-
-
-@njit(**KERNEL)
 def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     """One state: ABA, the derivatives of inverse dynamics and the solves. The two kernels run as a
     batch of one lane, compiled as for their own one-state entry points (:func:`.aba.aba_one`,
@@ -230,30 +115,38 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     fk = window(fext, 0, (1, fext.shape[0], 6))
     Dk = window(D, 0, (1, 3, n, n))
     aba(kd, row(q), row(qd), row(tau), fk, use_fext, qdd, status, 0, 1, 1)                           # qdd
-    if status[0] == 0:
-        rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, inner, 0, 1, 1)                   # dtau, M
-        k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of the solves)
-        if n <= DENSE_UPTO:
-            solve_dense(kd, Dk, status, inner, k0, k1, 1)                                              # M^{-1} ...
-        else:
-            solve_states(kd, Dk, status, inner, k0, k1)
+    if status[0] == 0 and n <= DENSE_UPTO:
+        rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, 0, 1, 1, 1)              # all, in lanes
+    elif status[0] == 0:
+        rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, inner, 0, 1, 1, 0)               # dtau, M
+        k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of solve_states)
+        solve_states(kd, Dk, status, inner, k0, k1)                                                    # M^{-1} ...
     restore_gil(gil)
     return status[0]
 
 
 @njit(cache=CACHED, parallel=True)
 def solve_batch(kd, D, status, inner):
-    """The solves for every state of ``D (B, 3, n, n)``, over numba's threads: :func:`solve_dense`
-    in :data:`SOLVE_LANES` lanes up to :data:`DENSE_UPTO` DoF, else :func:`solve_states`."""
-    B, n = D.shape[0], kd.shape[0] - 1
+    """:func:`solve_states` for every state of ``D (B, 3, n, n)``, over numba's threads."""
+    B = D.shape[0]
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            solve_states(kd, D, status, inner, start, end)
+            start, end = claim(counter, u, B, size)
+
+
+@njit(cache=CACHED, parallel=True)
+def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status):
+    """The derivatives of inverse dynamics and the solves in one pass, :data:`SOLVE_LANES` states at
+    a time over numba's threads (``rnea_derivatives``' ``solve``: models of up to :data:`DENSE_UPTO` DoF)."""
+    B = q.shape[0]
     count, size, counter = units(B, SOLVE_LANES)
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            if n <= DENSE_UPTO:
-                solve_dense(kd, D, status, inner, start, end, SOLVE_LANES)
-            else:
-                solve_states(kd, D, status, inner, start, end)
+            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, SOLVE_LANES, 1)
             start, end = claim(counter, u, B, size)
 
 
@@ -270,9 +163,12 @@ def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     if lanes * per_lane(n) > STACK_LIMIT:
         return Status.NOT_FAST
     qdd = np.empty((B, n))
-    inner = np.zeros(B, dtype=np.int64)
     if aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                              # qdd
         aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, 1)        # (NOT_FAST: its lanes do not fit)
+    if n <= DENSE_UPTO:
+        solved_batch(kd, q, qd, qdd, fext, use_fext, D, status)                                        # all, in lanes
+        return 0
+    inner = np.zeros(B, dtype=np.int64)
     rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, inner, lanes)                           # dtau, M
     solve_batch(kd, D, status, inner)                                                                  # M^{-1} ...
     return 0

@@ -28,7 +28,10 @@ import numpy as np
 from numba import njit, prange
 
 from .crba import crba
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import (
+    CACHED, HELPER, KERNEL, lanes_copy, lanes_div, lanes_dot_run, lanes_fms, lanes_zero, release_gil, restore_gil,
+    stack, window,
+)
 from .layout import PARENT
 from .rnea import rnea
 from .entry import Entry
@@ -159,6 +162,71 @@ def ltdl_inverse(par, first, last, H, X):
     for a in range(n):
         for b in range(a):
             X[a, b] = X[b, a]
+
+
+@njit(**HELPER)
+def inverse_times_lanes(par, first, last, H, T, Y, X, Z, acc, L):
+    """``L`` states side by side (each step one vector operation on the lanes, ``internals.lanes_fms``:
+    a lane computes what one state alone does): from ``H (n, n, L)`` holding ``M`` (its lower
+    triangle, on each tree's block) and ``T (2, n, n, L)`` holding two matrices ``R_c`` transposed
+    (row ``j``: column ``j``; zero off the blocks), ``X = M^{-1}`` (exactly symmetric),
+    ``Y = M^{-1} R_0`` and ``Z = M^{-1} R_1``, the factors of ``M`` left in ``H`` (``D_k`` on its
+    diagonal: the caller checks them). ``acc (n + 1, L)``: work. ``Y``, ``X``, ``Z`` zero off the blocks
+    (the caller's, once)::
+
+        M = L^T D L                               (H, lower triangle; no fill-in)
+        Y = L^{-T}, row i on i .. last[i]          (tips to base: y_i = e_i - sum_{k > i in i's subtree} L_ki y_k)
+        M^{-1} = L^{-1} D^{-1} Y, upper triangle   (base to tips: x_k = y_k / D_k - sum_{i ancestor of k} L_ki x_i),
+                                                   then mirrored
+        Y = M^{-1} R_0,  Z = M^{-1} R_1             (dense products over each tree's block)
+
+    ``O(n^3)`` per tree, against ``O(n^2 d)`` for the sparse solves, but every operation on ``L``
+    states at once: for small models (docs/performance.md, "Lanes as vectors")."""
+    n = H.shape[0]
+    nn = n * L
+    for l in range(L):
+        acc[n, l] = 1.0
+    for k in range(n - 1, -1, -1):                                                                     # M = L^T D L
+        i = par[k]
+        while i >= 0:
+            lanes_copy(acc, 0, H, k * nn + i * L, L)                       # a = H_ki / D_k
+            lanes_div(acc, 0, H, k * nn + k * L, L)
+            j = i
+            while j >= 0:
+                lanes_fms(H, i * nn + j * L, acc, 0, H, k * nn + j * L, L)   # H_ij -= a H_kj
+                j = par[j]
+            lanes_copy(H, k * nn + i * L, acc, 0, L)                       # L_ki = a
+            i = par[i]
+    for i in range(n - 1, -1, -1):                                                                     # Y = L^{-T}
+        for j in range(i, last[i] + 1):
+            lanes_zero(acc, j * L, L)
+        lanes_copy(acc, i * L, acc, n * L, L)
+        for k in range(i + 1, last[i] + 1):
+            for j in range(k, last[k] + 1):
+                lanes_fms(acc, j * L, H, k * nn + i * L, Y, k * nn + j * L, L)
+        for j in range(i, last[i] + 1):
+            lanes_copy(Y, i * nn + j * L, acc, j * L, L)
+    for k in range(n):                                                                                 # M^{-1}
+        c1 = last[first[k]] + 1   # (its upper triangle, j >= k: rows i < k are final there)
+        for j in range(k, c1):
+            lanes_zero(acc, j * L, L)
+        for j in range(k, last[k] + 1):
+            lanes_copy(acc, j * L, Y, k * nn + j * L, L)
+            lanes_div(acc, j * L, H, k * nn + k * L, L)
+        i = par[k]
+        while i >= 0:
+            for j in range(k, c1):
+                lanes_fms(acc, j * L, H, k * nn + i * L, X, i * nn + j * L, L)
+            i = par[i]
+        for j in range(k, c1):
+            lanes_copy(X, k * nn + j * L, acc, j * L, L)
+        for j in range(first[k], k):                                                                   # symmetric
+            lanes_copy(X, k * nn + j * L, X, j * nn + k * L, L)
+    for i in range(n):                                                                                 # M^{-1} R_c
+        c0, c1 = first[i], last[first[i]] + 1
+        for j in range(c0, c1):          # (row i of M^{-1}, column j of R_c: both on the tree's block)
+            lanes_dot_run(Y, i * nn + j * L, X, i * nn + c0 * L, L, T, j * nn + c0 * L, L, c1 - c0, L)
+            lanes_dot_run(Z, i * nn + j * L, X, i * nn + c0 * L, L, T, n * nn + j * nn + c0 * L, L, c1 - c0, L)
 
 
 @njit(**KERNEL)

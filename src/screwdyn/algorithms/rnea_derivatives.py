@@ -43,9 +43,12 @@ from numba import njit, prange
 
 from .coriolis import b_apply, b_transpose_top, body_b, twist_and_rate
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
-from .internals import CACHED, HELPER, KERNEL, dot6, lanes_dot, release_gil, restore_gil, scratch, stack, window
+from .internals import (
+    CACHED, HELPER, KERNEL, dot6, lanes_copy, lanes_dot, lanes_zero, release_gil, restore_gil, scratch, stack, window,
+)
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
+from .ltdl import branch_columns, inverse_times_lanes
 from .rnea import body_wrench
 from .spatial_kernels import ad, cross_force, pose_of, twist_to_world, world_body, wrench_to_parent
 from .entry import Entry
@@ -90,10 +93,15 @@ def body_columns(Y, B, F, J, Psi, Phi, U):
 
 
 @njit(**KERNEL)
-def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
+def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, solve):
     """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)`` (and ``fext (B, n, 6)`` when ``use_fext``):
     ``D[k] (3, n, n)`` = ``(dtau_dq, dtau_dqd, M)`` and ``status[k]``, ``lanes`` (a compile-time
-    constant) at a time."""
+    constant) at a time. With ``solve`` (a compile-time 1: the derivatives of forward dynamics of a
+    small model, :mod:`.aba_derivatives`), the lanes' matrices stay in lanes for
+    :func:`.ltdl.inverse_times_lanes` and ``D[k]`` is ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})``;
+    ``status[k]`` then holds forward dynamics' code on entry (a flagged state is left as it is), and
+    a state that these derivatives flag, or whose ``M`` has a pivot that is not positive, gets
+    SINGULAR (OVERFLOW for a NaN pivot)."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     L = lanes
     Q, QD, QDD = stack((nq, L)), stack((n, L)), stack((n, L))
@@ -110,6 +118,11 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     G = scratch(28, lanes)       # the child's Yc, Bc, Fc
     H = scratch(33, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, J_i x* Fc_i, dFv_i, dFq_i
     R = scratch(5, lanes)        # the five entries of an ancestor j
+    ns = n if solve else 0       # solve: the matrices in lanes (M; dtau_dq, dtau_dqd transposed), the results
+    Hs, Ts, Ys, Xs, Zs = stack((ns, n, L)), stack((2, ns, n, L)), stack((ns, n, L)), stack((ns, n, L)), stack((ns, n, L))
+    acc = stack((ns + 1, L))
+    bpar, broot, blast = stack((ns,)).view(np.int64), stack((ns,)).view(np.int64), stack((ns,)).view(np.int64)
+    nn = n * L
     W = scratch(12, lanes)
     SC = scratch(2, lanes)
     VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
@@ -123,6 +136,14 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         inner = kd[i, POSEK] == INNER
         lam[i] = lam[par_of[i]] if inner else par_of[i]
         first[i] = first[par_of[i]] if inner else i
+    if solve:                    # entries of two joints on different branches: zero (M: the identity), never written
+        branch_columns(kd, bpar, broot, blast)
+        for a in range(n):
+            for e in range(n):
+                for A in (Hs[a], Ts[0, a], Ts[1, a], Ys[a], Xs[a], Zs[a]):
+                    lanes_zero(A, e * L, L)
+            for l in range(L):
+                Hs[a, a, l] = 1.0
     for b in range(k0, k1, L):
         m = min(L, k1 - b)
         for l in range(m):
@@ -135,9 +156,10 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place
         for l in range(m):
             NF[l] = 0.0                 # the sum of x * 0 over the entries written: NaN if one is NaN or inf
-        Dz = window(D, b * 3 * n * n, (m * 3 * n * n,))   # the lanes' rows of D are one run: zeroed at once
-        for a in range(Dz.shape[0]):
-            Dz[a] = 0.0
+        if not solve:
+            Dz = window(D, b * 3 * n * n, (m * 3 * n * n,))   # the lanes' rows of D are one run: zeroed at once
+            for a in range(Dz.shape[0]):
+                Dz[a] = 0.0
         g0 = (0.0, 0.0, 0.0, -kd[n, GRAVITY], -kd[n, GRAVITY + 1], -kd[n, GRAVITY + 2])
         for l in range(m):
             put(Rw[n], l, (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0))
@@ -204,9 +226,14 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 a, g, dF0, turn, dFv = body_columns(get10(G, l), get12(G[10:], l), get6(G[22:], l), Ji,
                                                      get6(Psi[i], l), get6(Phi[i], l), get6(U[i], l))
                 qii, vii, mii = dot(Ji, dF0), dot(Ji, dFv), dot(Ji, a) + arm      # (J_i^T (J_i x* Fc_i) = 0)
-                Dl[l, 0, i, i] = qii
-                Dl[l, 1, i, i] = vii
-                Dl[l, 2, i, i] = mii
+                if solve:
+                    Ts[0, i, i, l] = qii
+                    Ts[1, i, i, l] = vii
+                    Hs[i, i, l] = mii
+                else:
+                    Dl[l, 0, i, i] = qii
+                    Dl[l, 1, i, i] = vii
+                    Dl[l, 2, i, i] = mii
                 NF[l] += qii * 0.0 + vii * 0.0 + mii * 0.0
                 put(H, l, a)
                 put(H[6:], l, g)
@@ -225,14 +252,21 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 lanes_dot(R, 2 * L, J, 6 * L * j, H, 21 * L, 6, L)    # dtau_dqd[j, i] = J_j . dFv_i
                 lanes_dot(R, 3 * L, H, 0, U, 9 * L * j, 9, L)         # dtau_dqd[i, j] = a_i . U_j + g_i . J_j
                 lanes_dot(R, 4 * L, J, 6 * L * j, H, 0, 6, L)         # M[i, j]        = J_j . a_i
+                if solve:                                             # (T: transposed; H: M's lower triangle)
+                    lanes_copy(Ts, i * nn + j * L, R, 0, L)
+                    lanes_copy(Ts, j * nn + i * L, R, L, L)
+                    lanes_copy(Ts, n * nn + i * nn + j * L, R, 2 * L, L)
+                    lanes_copy(Ts, n * nn + j * nn + i * L, R, 3 * L, L)
+                    lanes_copy(Hs, i * nn + j * L, R, 4 * L, L)
                 for l in range(m):
                     qji, qij, vji, vij, mij = R[0, l], R[1, l], R[2, l], R[3, l], R[4, l]
-                    Dl[l, 0, j, i] = qji
-                    Dl[l, 0, i, j] = qij
-                    Dl[l, 1, j, i] = vji
-                    Dl[l, 1, i, j] = vij
-                    Dl[l, 2, j, i] = mij
-                    Dl[l, 2, i, j] = mij
+                    if not solve:
+                        Dl[l, 0, j, i] = qji
+                        Dl[l, 0, i, j] = qij
+                        Dl[l, 1, j, i] = vji
+                        Dl[l, 1, i, j] = vij
+                        Dl[l, 2, j, i] = mij
+                        Dl[l, 2, i, j] = mij
                     NF[l] += qji * 0.0 + qij * 0.0 + vji * 0.0 + vij * 0.0 + mij * 0.0
                 j = par_of[j]
             if par >= 0:
@@ -240,6 +274,25 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                     add(Yc[par], l, get10(G, l))
                     add(Bc[par], l, get12(G[10:], l))
                     add(Fc[par], l, get6(G[22:], l))
+        if solve:
+            inverse_times_lanes(bpar, broot, blast, Hs, Ts, Ys, Xs, Zs, acc, L)
+            for l in range(m):
+                k = b + l
+                code = status[k]
+                if code == 0 and (bad[l] or NF[l] != 0.0):   # a qdd beyond float64: M all but singular
+                    code = Status.SINGULAR
+                for a in range(n):
+                    d = Hs[a, a, l]
+                    if code == 0 and not d > 0.0:
+                        code = Status.SINGULAR if d <= 0.0 else Status.OVERFLOW
+                status[k] = code
+                if code == 0:
+                    for a in range(n):
+                        for e in range(n):
+                            Dl[l, 0, a, e] = -Ys[a, e, l]
+                            Dl[l, 1, a, e] = -Zs[a, e, l]
+                            Dl[l, 2, a, e] = Xs[a, e, l]
+            continue
         for l in range(m):              # (a flagged state's D is not meaningful: written as the others)
             status[b + l] = bad[l]
             if NF[l] != 0.0 and bad[l] == 0:   # finite inputs, a D beyond float64: some x * 0 is NaN
@@ -256,7 +309,7 @@ def rnea_derivatives_one(kd, q, qd, qdd, fext, use_fext, D):
     status = stack((1,)).view(np.int64)
     gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
     rnea_derivatives(kd, row(q), row(qd), row(qdd), window(fext, 0, (1, fext.shape[0], 6)), use_fext,
-                     window(D, 0, (1, 3, n, n)), status, 0, 1, 1)
+                     window(D, 0, (1, 3, n, n)), status, 0, 1, 1, 0)
     restore_gil(gil)
     return status[0]
 
@@ -276,7 +329,7 @@ def rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes)
+            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes, 0)
             start, end = claim(counter, u, B, size)
     return 0
 

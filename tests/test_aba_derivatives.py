@@ -105,15 +105,17 @@ def test_implicit_function_identities(rng):
 def test_dense_and_sparse_solves_agree(extra, rng):
     """Up to DENSE_UPTO DoF the solves run as M^{-1} and dense products in lanes, above it as sparse
     solves: both give -M^{-1} dtau and M^{-1} (exactly symmetric) to 1e-12, on a forest of several
-    trees (a fixed base with branches), one state and a batch with a partial group of lanes."""
+    trees (a fixed base with branches), with external wrenches, one state and a batch with a partial
+    group of lanes."""
     from screwdyn.algorithms.aba_derivatives import DENSE_UPTO, SOLVE_LANES
     model = random_model(rng, n=DENSE_UPTO + extra, fixed=2, branching=0.8)
     Q, QD, T = random_state(rng, model.n, (SOLVE_LANES + 2,))
-    batch = screwdyn.forward_dynamics_derivatives(model, Q, QD, T)
+    F = rng.normal(size=(SOLVE_LANES + 2, model.n, 6))
+    batch = screwdyn.forward_dynamics_derivatives(model, Q, QD, T, F)
     for k in (0, SOLVE_LANES + 1):
-        qdd = screwdyn.forward_dynamics(model, Q[k], QD[k], T[k])
-        Tq, Tv, M = screwdyn.inverse_dynamics_derivatives(model, Q[k], QD[k], qdd)
-        Fq, Fv, Minv = screwdyn.forward_dynamics_derivatives(model, Q[k], QD[k], T[k])
+        qdd = screwdyn.forward_dynamics(model, Q[k], QD[k], T[k], F[k])
+        Tq, Tv, M = screwdyn.inverse_dynamics_derivatives(model, Q[k], QD[k], qdd, F[k])
+        Fq, Fv, Minv = screwdyn.forward_dynamics_derivatives(model, Q[k], QD[k], T[k], F[k])
         assert rel(Fq, -np.linalg.solve(M, Tq)) < 1e-12
         assert rel(Fv, -np.linalg.solve(M, Tv)) < 1e-12
         assert rel(Minv, np.linalg.inv(M)) < 1e-12 and np.array_equal(Minv, Minv.T)

@@ -103,12 +103,14 @@ def test_implicit_function_identities(rng):
 
 @pytest.mark.parametrize("extra", [0, 1])
 def test_dense_and_sparse_solves_agree(extra, rng):
-    """Up to DENSE_UPTO DoF the solves run as M^{-1} and dense products in lanes, above it as sparse
-    solves: both give -M^{-1} dtau and M^{-1} (exactly symmetric) to 1e-12, on a forest of several
-    trees (a fixed base with branches), with external wrenches, one state and a batch with a partial
-    group of lanes."""
-    from screwdyn.algorithms.aba_derivatives import DENSE_UPTO, SOLVE_LANES
-    model = random_model(rng, n=DENSE_UPTO + extra, fixed=2, branching=0.8)
+    """Models whose lanes of work fit the stack (aba_derivatives.dense: up to 28 DoF) solve as M^{-1}
+    and dense products in lanes, larger ones by sparse solves: both give -M^{-1} dtau and M^{-1}
+    (exactly symmetric) to 1e-12, on a forest of several trees (a fixed base with branches), with
+    external wrenches, one state and a batch with a partial group of lanes."""
+    from screwdyn.algorithms.aba_derivatives import SOLVE_LANES, dense
+    largest = max(n for n in range(1, 200) if dense(n))
+    assert dense(largest) and not dense(largest + 1)
+    model = random_model(rng, n=largest + extra, fixed=2, branching=0.8)
     Q, QD, T = random_state(rng, model.n, (SOLVE_LANES + 2,))
     F = rng.normal(size=(SOLVE_LANES + 2, model.n, 6))
     batch = screwdyn.forward_dynamics_derivatives(model, Q, QD, T, F)

@@ -16,7 +16,7 @@ side in lanes, :mod:`.work`; compiled once for both uses)::
     D[0] = -M^{-1} dtau/dq,  D[1] = -M^{-1} dtau/dqd,  D[2] = M^{-1}
 
 the last line two ways, chosen by the model's size alone (so one state and a batch run the same
-one): up to :data:`DENSE_UPTO` DoF, ``M^{-1}`` from the factors and then dense products over each
+one): up to 28 DoF (:func:`dense`), ``M^{-1}`` from the factors and then dense products over each
 tree's block, :data:`SOLVE_LANES` states side by side as vector operations, inside the kernel of
 the inverse-dynamics derivatives, whose matrices never leave their lanes (its ``solve``;
 :func:`.ltdl.inverse_times_lanes`, ``O(n^3)``); above it, sparse solves, all columns at once, each
@@ -40,10 +40,9 @@ from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row
 
 
 LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: these lanes' work is room for them)
-# Models of up to this many DoF solve by M^{-1} and products, SOLVE_LANES states side by side, in the
-# kernel of the inverse-dynamics derivatives (``solve``); larger ones by sparse solves, a state at a
-# time (:func:`solve_states`).
-DENSE_UPTO = 12
+# Models whose SOLVE_LANES lanes of that work fit the stack (:func:`dense`: up to 28 DoF) solve by
+# M^{-1} and products, SOLVE_LANES states side by side, in the kernel of the inverse-dynamics
+# derivatives (``solve``); larger ones by sparse solves, a state at a time (:func:`solve_states`).
 SOLVE_LANES = 8
 # one-state calls release the GIL from this many DoF (UR5, 6 joints: 4.3 us a call; internals.release_gil)
 GIL_FROM = 8
@@ -54,8 +53,22 @@ def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES`` of its lanes per
     lane of this kernel) or the inverse-dynamics derivatives' own, and the solves' ``H`` (counted
     per lane: more than it takes)."""
-    solve = 6 * n * n + 4 * n + 1 if n <= DENSE_UPTO else 0   # the matrices in lanes (rnea_derivatives' solve)
+    solve = dense_floats(n) if dense(n) else 0   # the matrices in lanes (rnea_derivatives' solve)
     return n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n) + solve)
+
+
+@njit(**HELPER)
+def dense_floats(n):
+    """Floats of work a lane of the solves in lanes takes (``rnea_derivatives``' ``solve``)."""
+    return 6 * n * n + 4 * n + 1
+
+
+@njit(**HELPER)
+def dense(n):
+    """Whether a model of ``n`` DoF solves in lanes: :data:`SOLVE_LANES` lanes of the derivatives'
+    work and the solves' fit STACK_LIMIT (up to 28 DoF). Decided by ``n`` alone, so that one state
+    and a batch take the same route."""
+    return SOLVE_LANES * (rnea_derivatives_per_lane(n) + dense_floats(n)) <= STACK_LIMIT
 
 
 @njit(**HELPER)
@@ -115,7 +128,7 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     fk = window(fext, 0, (1, fext.shape[0], 6))
     Dk = window(D, 0, (1, 3, n, n))
     aba(kd, row(q), row(qd), row(tau), fk, use_fext, qdd, status, 0, 1, 1)                           # qdd
-    if status[0] == 0 and n <= DENSE_UPTO:
+    if status[0] == 0 and dense(n):
         rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, 0, 1, 1, 1)              # all, in lanes
     elif status[0] == 0:
         rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, inner, 0, 1, 1, 0)               # dtau, M
@@ -140,7 +153,7 @@ def solve_batch(kd, D, status, inner):
 @njit(cache=CACHED, parallel=True)
 def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status):
     """The derivatives of inverse dynamics and the solves in one pass, :data:`SOLVE_LANES` states at
-    a time over numba's threads (``rnea_derivatives``' ``solve``: models of up to :data:`DENSE_UPTO` DoF)."""
+    a time over numba's threads (``rnea_derivatives``' ``solve``: the models of :func:`dense`)."""
     B = q.shape[0]
     count, size, counter = units(B, SOLVE_LANES)
     for u in prange(count):
@@ -165,7 +178,7 @@ def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     qdd = np.empty((B, n))
     if aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                              # qdd
         aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, 1)        # (NOT_FAST: its lanes do not fit)
-    if n <= DENSE_UPTO:
+    if dense(n):
         solved_batch(kd, q, qd, qdd, fext, use_fext, D, status)                                        # all, in lanes
         return 0
     inner = np.zeros(B, dtype=np.int64)

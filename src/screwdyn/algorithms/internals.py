@@ -28,7 +28,7 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
 * :func:`fma`, :func:`dot3`, :func:`dot6`, :func:`matmul3`: fused multiply-adds written as LLVM IR
   at the call site (one rounding where the CPU fuses: explicit, so that the vectorised loop over
   states and one state give the same numbers bit for bit; never left to the compiler).
-* :func:`lanes_fms`, :func:`lanes_copy`, :func:`lanes_div`, :func:`lanes_dot`, :func:`lanes_dot_run`,
+* :func:`lanes_fms`, :func:`lanes_copy`, :func:`lanes_div`, :func:`lanes_dot`, :func:`lanes_dot_runs`,
   :func:`lanes_zero`: one operation on
   a kernel's lanes as one LLVM vector operation, where the compiler would leave a loop scalar (the
   rows of a solve, which it cannot tell apart).
@@ -59,7 +59,7 @@ from numba.extending import intrinsic
 __all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window",
            "release_gil", "restore_gil",
            "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA",
-           "lanes_fms", "lanes_copy", "lanes_div", "lanes_dot", "lanes_dot_run", "lanes_zero",
+           "lanes_fms", "lanes_copy", "lanes_div", "lanes_dot", "lanes_dot_runs", "lanes_zero",
            "install_cache_stamp", "cache_has"]
 
 
@@ -482,33 +482,45 @@ if FAST:
         return types.none(x, ox, a, oa, y, oy, count, lanes), _lanes_codegen(body, 3, L)
 
     @intrinsic
-    def lanes_dot_run(typingctx, x, ox, a, oa, sa, y, oy, sy, count, lanes):
-        """``x[ox + l] = sum_c a[oa + c sa + l] y[oy + c sy + l]`` over ``c < count`` (at least one; a
-        run-time number, with run-time strides ``sa``, ``sy``), for ``l < lanes``: :func:`lanes_dot`
-        as a loop, its sum kept in registers (a row of a matrix times a column, in lanes)."""
+    def lanes_dot_runs(typingctx, x, ox, sx, a, oa, sa, y, oy, sy, sk, count, k, lanes):
+        """``x[ox + t sx + l] = sum_c a[oa + c sa + l] y[oy + t sk + c sy + l]`` over ``c < count`` (at
+        least one; a run-time number, with run-time strides), for ``t < k`` (a literal) and ``l < lanes``:
+        :func:`lanes_dot` as a loop, ``k`` sums at once kept in registers (a row of a matrix times ``k``
+        columns, in lanes: ``k`` independent chains of fused multiply-adds, where one chain would wait
+        on each addition)."""
         L = _lanes_typed((x, ox, a, oa, y, oy, lanes))
-        if L is None or not all(isinstance(t, types.Integer) for t in (sa, sy, count)):
+        if L is None or not isinstance(k, types.IntegerLiteral) or not all(
+                isinstance(t, types.Integer) for t in (sx, sa, sy, sk, count)):
             return None
+        K = k.literal_value
 
         def codegen(context, builder, signature, values):
             i64 = _llir.IntType(64)
             vt = _llir.VectorType(_llir.DoubleType(), L)
-            cast = [context.cast(builder, values[k], signature.args[k], types.intp) for k in (1, 3, 4, 6, 7, 8)]
-            ox_, oa_, sa_, oy_, sy_, count_ = cast
-            data = [context.make_array(signature.args[k])(context, builder, values[k]).data for k in (0, 2, 5)]
+            ox_, sx_, oa_, sa_, oy_, sy_, sk_, count_ = (context.cast(builder, values[j], signature.args[j], types.intp)
+                                                         for j in (1, 2, 4, 5, 7, 8, 9, 10))
+            xd, ad, yd = (context.make_array(signature.args[j])(context, builder, values[j]).data for j in (0, 3, 6))
 
             def lane(ptr, offset):
                 return _load(builder, builder.bitcast(builder.gep(ptr, [offset]), vt.as_pointer()))
-            acc = _cgutils.alloca_once(builder, vt)
-            builder.store(builder.fmul(lane(data[1], oa_), lane(data[2], oy_)), acc)
+
+            def column(t):
+                return builder.add(oy_, builder.mul(_llir.Constant(i64, t), sk_))
+            accs = [_cgutils.alloca_once(builder, vt) for _ in range(K)]
+            va = lane(ad, oa_)
+            for t in range(K):
+                builder.store(builder.fmul(va, lane(yd, column(t))), accs[t])
             with _cgutils.for_range(builder, builder.sub(count_, _llir.Constant(i64, 1))) as loop:
                 c = builder.add(loop.index, _llir.Constant(i64, 1))
-                va = lane(data[1], builder.add(oa_, builder.mul(c, sa_)))
-                vy = lane(data[2], builder.add(oy_, builder.mul(c, sy_)))
-                builder.store(_fma_ir(builder, va, vy, builder.load(acc)), acc)
-            _store(builder, builder.load(acc), builder.bitcast(builder.gep(data[0], [ox_]), vt.as_pointer()))
+                va = lane(ad, builder.add(oa_, builder.mul(c, sa_)))
+                for t in range(K):
+                    vy = lane(yd, builder.add(column(t), builder.mul(c, sy_)))
+                    builder.store(_fma_ir(builder, va, vy, builder.load(accs[t])), accs[t])
+            for t in range(K):
+                o = builder.add(ox_, builder.mul(_llir.Constant(i64, t), sx_))
+                _store(builder, builder.load(accs[t]), builder.bitcast(builder.gep(xd, [o]), vt.as_pointer()))
             return context.get_dummy_value()
-        return types.none(x, ox, a, oa, sa, y, oy, sy, count, lanes), codegen
+        return types.none(x, ox, sx, a, oa, sa, y, oy, sy, sk, count, k, lanes), codegen
 
     @intrinsic
     def lanes_zero(typingctx, x, ox, lanes):
@@ -547,13 +559,14 @@ else:
             xf[ox + l] = s
 
     @njit(**HELPER)
-    def lanes_dot_run(x, ox, a, oa, sa, y, oy, sy, count, L):
+    def lanes_dot_runs(x, ox, sx, a, oa, sa, y, oy, sy, sk, count, k, L):
         xf, af, yf = x.reshape(-1), a.reshape(-1), y.reshape(-1)
-        for l in range(L):
-            s = af[oa + l] * yf[oy + l]
-            for c in range(1, count):
-                s = af[oa + c * sa + l] * yf[oy + c * sy + l] + s
-            xf[ox + l] = s
+        for t in range(k):
+            for l in range(L):
+                s = af[oa + l] * yf[oy + t * sk + l]
+                for c in range(1, count):
+                    s = af[oa + c * sa + l] * yf[oy + t * sk + c * sy + l] + s
+                xf[ox + t * sx + l] = s
 
     @njit(**HELPER)
     def lanes_zero(x, ox, L):

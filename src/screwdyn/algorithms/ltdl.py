@@ -29,7 +29,7 @@ from numba import njit, prange
 
 from .crba import crba
 from .internals import (
-    CACHED, HELPER, KERNEL, lanes_copy, lanes_div, lanes_dot_run, lanes_fms, lanes_zero, release_gil, restore_gil,
+    CACHED, HELPER, KERNEL, lanes_copy, lanes_div, lanes_dot_runs, lanes_fms, lanes_zero, release_gil, restore_gil,
     stack, window,
 )
 from .layout import PARENT
@@ -224,9 +224,18 @@ def inverse_times_lanes(par, first, last, H, T, Y, X, Z, acc, L):
             lanes_copy(X, k * nn + j * L, X, j * nn + k * L, L)
     for i in range(n):                                                                                 # M^{-1} R_c
         c0, c1 = first[i], last[first[i]] + 1
-        for j in range(c0, c1):          # (row i of M^{-1}, column j of R_c: both on the tree's block)
-            lanes_dot_run(Y, i * nn + j * L, X, i * nn + c0 * L, L, T, j * nn + c0 * L, L, c1 - c0, L)
-            lanes_dot_run(Z, i * nn + j * L, X, i * nn + c0 * L, L, T, n * nn + j * nn + c0 * L, L, c1 - c0, L)
+        j = c0                           # (row i of M^{-1}, columns j of R_c: both on the tree's block)
+        while j < c1:
+            if j + 4 <= c1:              # four columns at a time: four independent sums
+                lanes_dot_runs(Y, i * nn + j * L, L, X, i * nn + c0 * L, L, T, j * nn + c0 * L, L, nn, c1 - c0, 4, L)
+                lanes_dot_runs(Z, i * nn + j * L, L, X, i * nn + c0 * L, L, T, n * nn + j * nn + c0 * L, L, nn,
+                               c1 - c0, 4, L)
+                j += 4
+            else:
+                lanes_dot_runs(Y, i * nn + j * L, L, X, i * nn + c0 * L, L, T, j * nn + c0 * L, L, nn, c1 - c0, 1, L)
+                lanes_dot_runs(Z, i * nn + j * L, L, X, i * nn + c0 * L, L, T, n * nn + j * nn + c0 * L, L, nn,
+                               c1 - c0, 1, L)
+                j += 1
 
 
 @njit(**KERNEL)

@@ -51,8 +51,8 @@ GIL_FROM = 8
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES`` of its lanes per
-    lane of this kernel) or the inverse-dynamics derivatives' own, and the solves' ``H`` (counted
-    per lane: more than it takes)."""
+    lane of this kernel) or the inverse-dynamics derivatives' own (with the solves in lanes, for the
+    models of :func:`dense`), and the sparse solves' ``H`` (counted per lane: more than it takes)."""
     solve = dense_floats(n) if dense(n) else 0   # the matrices in lanes (rnea_derivatives' solve)
     return n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n) + solve)
 

@@ -402,15 +402,18 @@ else:
 # rows of one work array (a solve: row ``i`` minus a multiple of row ``k``) is not vectorised by
 # the compiler, which cannot tell that the rows do not overlap and, with ``L`` fixed, unrolls the
 # lanes into scalars; these are vectors whatever the loop around them. Each lane's arithmetic is
-# the scalar one (a product, then a difference: not fused), so a lane gives the numbers of one
-# state computed alone.
+# the scalar one (``lanes_fms``: a product, then a difference, not fused; ``lanes_dot*``: the fused
+# sums of :func:`dot6`), so a lane gives the numbers of one state computed alone.
 if FAST:
-    def _lane_pointer(context, builder, array_type, array, offset, L):
-        data = context.make_array(array_type)(context, builder, array).data
+    def _vector_at(builder, data, offset, L):
+        """A pointer to the ``<L x double>`` at ``data[offset]`` (``data`` a ``double*``)."""
         return builder.bitcast(builder.gep(data, [offset]), _llir.VectorType(_llir.DoubleType(), L).as_pointer())
 
+    def _lane_pointer(context, builder, array_type, array, offset, L):
+        return _vector_at(builder, context.make_array(array_type)(context, builder, array).data, offset, L)
+
     def _lanes_codegen(body, nargs, L):
-        """The code of a lane operation on ``nargs`` (array, offset) pairs: ``body(builder, pointers)``."""
+        """The code of a lane operation on ``nargs`` (array, offset) pairs: ``body(builder, pointers, L)``."""
         def codegen(context, builder, signature, values):
             pointers = [_lane_pointer(context, builder, signature.args[2 * j], values[2 * j],
                                       context.cast(builder, values[2 * j + 1], signature.args[2 * j + 1], types.intp),
@@ -471,13 +474,7 @@ if FAST:
         c = count.literal_value
 
         def body(b, p, L):
-            step = _llir.Constant(_llir.IntType(64), L)
-            ea, ey = (b.bitcast(q, _llir.DoubleType().as_pointer()) for q in p[1:])
-            vt = _llir.VectorType(_llir.DoubleType(), L).as_pointer()
-            va = [_load(b, b.bitcast(b.gep(ea, [b.mul(step, _llir.Constant(_llir.IntType(64), k))]), vt))
-                  for k in range(c)]
-            vy = [_load(b, b.bitcast(b.gep(ey, [b.mul(step, _llir.Constant(_llir.IntType(64), k))]), vt))
-                  for k in range(c)]
+            va, vy = ([_load(b, b.gep(q, [_llir.Constant(_llir.IntType(64), k)])) for k in range(c)] for q in p[1:])
             _store(b, _dot_ir(b, va, vy), p[0])
         return types.none(x, ox, a, oa, y, oy, count, lanes), _lanes_codegen(body, 3, L)
 
@@ -502,7 +499,7 @@ if FAST:
             xd, ad, yd = (context.make_array(signature.args[j])(context, builder, values[j]).data for j in (0, 3, 6))
 
             def lane(ptr, offset):
-                return _load(builder, builder.bitcast(builder.gep(ptr, [offset]), vt.as_pointer()))
+                return _load(builder, _vector_at(builder, ptr, offset, L))
 
             def column(t):
                 return builder.add(oy_, builder.mul(_llir.Constant(i64, t), sk_))
@@ -518,7 +515,7 @@ if FAST:
                     builder.store(_fma_ir(builder, va, vy, builder.load(accs[t])), accs[t])
             for t in range(K):
                 o = builder.add(ox_, builder.mul(_llir.Constant(i64, t), sx_))
-                _store(builder, builder.load(accs[t]), builder.bitcast(builder.gep(xd, [o]), vt.as_pointer()))
+                _store(builder, builder.load(accs[t]), _vector_at(builder, xd, o, L))
             return context.get_dummy_value()
         return types.none(x, ox, sx, a, oa, sa, y, oy, sy, sk, count, k, lanes), codegen
 

@@ -96,8 +96,8 @@ def body_columns(Y, B, F, J, Psi, Phi, U):
 def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, solve):
     """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)`` (and ``fext (B, n, 6)`` when ``use_fext``):
     ``D[k] (3, n, n)`` = ``(dtau_dq, dtau_dqd, M)`` and ``status[k]``, ``lanes`` (a compile-time
-    constant) at a time. With ``solve`` (a compile-time 1: the derivatives of forward dynamics of a
-    small model, :mod:`.aba_derivatives`), the lanes' matrices stay in lanes for
+    constant) at a time. With ``solve`` 1 (the derivatives of forward dynamics of a small model,
+    :mod:`.aba_derivatives`; a run-time number, so one compilation serves both uses), the lanes' matrices stay in lanes for
     :func:`.ltdl.inverse_times_lanes` and ``D[k]`` is ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})``;
     ``status[k]`` then holds forward dynamics' code on entry (a flagged state is left as it is), and
     a state that these derivatives flag, or whose ``M`` has a pivot that is not positive, gets
@@ -116,7 +116,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     Fc = stack((n, 6, L))
     P = scratch(36, lanes)       # the parent's R, p, V, A; its joint's parent's V, A (all in {0})
     G = scratch(28, lanes)       # the child's Yc, Bc, Fc
-    H = scratch(33, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, J_i x* Fc_i, dFv_i, dFq_i
+    H = scratch(27, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, dFq_i, dFv_i
     R = scratch(5, lanes)        # the five entries of an ancestor j
     ns = n if solve else 0       # solve: the matrices in lanes (M; dtau_dq, dtau_dqd transposed), the results
     Hs, Ts, Ys, Xs, Zs = stack((ns, n, L)), stack((2, ns, n, L)), stack((ns, n, L)), stack((ns, n, L)), stack((ns, n, L))
@@ -238,15 +238,14 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                 put(H, l, a)
                 put(H[6:], l, g)
                 put(H[9:], l, dF0)
-                put(H[15:], l, turn)
-                put(H[21:], l, dFv)
-                put(H[27:], l, (dF0[0] + turn[0], dF0[1] + turn[1], dF0[2] + turn[2], dF0[3] + turn[3],
+                put(H[15:], l, (dF0[0] + turn[0], dF0[1] + turn[1], dF0[2] + turn[2], dF0[3] + turn[3],
                                 dF0[4] + turn[4], dF0[5] + turn[5]))
+                put(H[21:], l, dFv)
             par = par_of[i]
             j = par
             while j >= 0:
                 # a row of i's own joint turns with q_i: no turn term (docs/theory.md §14.3)
-                dFq = 9 * L if j >= first[i] else 27 * L
+                dFq = 9 * L if j >= first[i] else 15 * L
                 lanes_dot(R, 0, J, 6 * L * j, H, dFq, 6, L)           # dtau_dq[j, i]  = J_j . dFq_i
                 lanes_dot(R, L, H, 0, Phi, 9 * L * j, 9, L)           # dtau_dq[i, j]  = a_i . Phi_j + g_i . Psi_j
                 lanes_dot(R, 2 * L, J, 6 * L * j, H, 21 * L, 6, L)    # dtau_dqd[j, i] = J_j . dFv_i

@@ -104,7 +104,8 @@ def test_implicit_function_identities(rng):
 @pytest.mark.parametrize("extra", [0, 1])
 def test_dense_and_sparse_solves_agree(extra, rng):
     """Models whose lanes of work fit the stack (aba_derivatives.dense: up to 28 DoF) solve as M^{-1}
-    and dense products in lanes, larger ones by sparse solves: both give -M^{-1} dtau and M^{-1}
+    and dense products in lanes, larger ones by M^{-1} and BLAS products over each tree's block:
+    both give -M^{-1} dtau and M^{-1}
     (exactly symmetric) to 1e-12, on a forest of several trees (a fixed base with branches), with
     external wrenches, one state and a batch with a partial group of lanes."""
     from screwdyn.algorithms.aba_derivatives import SOLVE_LANES, dense

@@ -173,3 +173,49 @@ def test_plain_mode_runs_every_kernel_with_the_same_results(tmp_path):
         results[mode] = np.load(path)
     fast, plain = results["fast"], results["plain"]
     assert np.allclose(plain, fast, rtol=1e-11, atol=1e-11 * np.abs(fast).max())
+
+
+@njit
+def _gemm(A, B, C, alpha, beta, trans_a):
+    return _fma.gemm(A, B, C, alpha, beta, trans_a)
+
+
+GEMM = """
+import numpy as np
+from numba import njit
+from screwdyn.algorithms import internals
+assert internals.MODE == "{mode}", internals.MODE
+
+@njit
+def gemm(A, B, C, alpha, beta, trans_a):
+    return internals.gemm(A, B, C, alpha, beta, trans_a)
+
+rng = np.random.default_rng(3)
+W = rng.normal(size=(3, 9, 11))
+for trans_a in (False, True):
+    A = W[0, 1:6, 2:7]                      # blocks of C arrays: a row stride of 11
+    B, C = W[1, 2:7, 1:5], W[2].copy()
+    ref = -2.0 * ((A.T if trans_a else A) @ B) + 0.5 * C[3:8, 4:8]
+    assert gemm(A, B, C[3:8, 4:8], -2.0, 0.5, trans_a) == 0
+    assert np.allclose(C[3:8, 4:8], ref, rtol=1e-14, atol=1e-14), trans_a
+    assert np.array_equal(np.delete(C, np.s_[3:8], 0), np.delete(W[2], np.s_[3:8], 0))   # nothing else written
+    assert np.array_equal(C[3:8, :4], W[2, 3:8, :4]) and np.array_equal(C[3:8, 8:], W[2, 3:8, 8:])
+"""
+
+
+def test_gemm_is_blas_on_blocks_in_both_modes():
+    """``internals.gemm``, ``C = alpha op(A) B + beta C`` on blocks of larger arrays (rows a stride
+    apart), with and without ``A`` transposed: numpy's product, and nothing outside ``C``'s block
+    written, by BLAS (fast mode) and by the plain loops."""
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(4)
+    A, B, C = rng.normal(size=(3, 6, 6))
+    assert _gemm(A, B, C, 1.0, 0.0, False) == 0
+    np.testing.assert_allclose(C, A @ B, rtol=1e-14, atol=1e-14)
+    for mode in ("fast", "plain"):
+        r = subprocess.run([sys.executable, "-c", GEMM.format(mode=mode)], env=dict(os.environ, SCREWDYN_NUMBA=mode),
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr

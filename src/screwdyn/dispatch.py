@@ -336,6 +336,8 @@ def raise_status(code, names, index=None):
                          f"({', '.join(names)}) with this model's numbers; they are too large")
     if code == Status.NONFINITE_FEXT:
         raise InputError(f"f_ext contains NaN or inf{where}")
+    if code == Status.NO_BLAS:   # pragma: no cover - scipy is a dependency
+        raise RuntimeError("scipy's BLAS (scipy.linalg.cython_blas) could not be loaded; reinstall scipy")
     if Status.NONFINITE <= code < Status.NONFINITE + len(names):
         raise InputError(f"{names[code - Status.NONFINITE]} contains NaN or inf{where}")
     raise AssertionError(f"a kernel answered status {code}")   # pragma: no cover - NOT_FAST on the general path

@@ -6,9 +6,9 @@ differentiating both sides (the implicit function theorem) gives, at ``qdd = FD(
 
     dqdd/dq   = -M^{-1} dtau/dq          dqdd/dqd = -M^{-1} dtau/dqd          dqdd/dtau = M^{-1}
 
-One state in one kernel; a batch as three passes over it, each over numba's threads (the first
-two through the batch entry points of ABA and of the inverse-dynamics derivatives, states side by
-side in lanes, :mod:`.work`; compiled once for both uses)::
+One state in one kernel; a batch as two passes over numba's threads: ABA (its batch entry point,
+states side by side in lanes, :mod:`.work`), then the rest a group of states at a time, so that
+their matrices are still in the cache when they are solved::
 
     qdd                   = ABA(q, qd, tau, F_ext)                       (:mod:`.aba`)
     dtau/dq, dtau/dqd, M  = the derivatives of ID at (q, qd, qdd, F_ext)   (:mod:`.rnea_derivatives`)
@@ -19,10 +19,11 @@ the last line two ways, chosen by the model's size alone (so one state and a bat
 one): up to 28 DoF (:func:`dense`), ``M^{-1}`` from the factors and then dense products over each
 tree's block, :data:`SOLVE_LANES` states side by side as vector operations, inside the kernel of
 the inverse-dynamics derivatives, whose matrices never leave their lanes (its ``solve``;
-:func:`.ltdl.inverse_times_lanes`, ``O(n^3)``); above it, sparse solves, all columns at once, each
-row on its branch's columns (:func:`solve_states`, ``O(n^2 d)``: Talos' 44 joints). A state whose
-``M`` is singular (ABA's ``D_i <= 0`` or a pivot of ``L^T D L``) is flagged SINGULAR, as in forward
-dynamics.
+:func:`.ltdl.inverse_times_lanes`, ``O(n^3)``); above it, a state at a time, ``M^{-1}`` by sparse
+solves on the identity (:func:`.ltdl.ltdl_inverse`, ``O(n^2 d)``) and the two products by BLAS
+over each tree's block (:func:`.ltdl.inverse_times`: Talos' 44 joints, a tree of 32 and two legs).
+A state whose ``M`` is singular (ABA's ``D_i <= 0`` or a pivot of ``L^T D L``) is flagged SINGULAR,
+as in forward dynamics.
 """
 import numpy as np
 from numba import njit, prange
@@ -31,9 +32,9 @@ from .aba import LANES as ABA_LANES
 from .aba import aba, aba_batch
 from .aba import per_lane as aba_per_lane
 from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
-from .ltdl import branch_columns, ltdl_factor, ltdl_inverse, ltdl_solve_columns
+from .ltdl import branch_columns, inverse_times, ltdl_factor, ltdl_inverse
 from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
-from .rnea_derivatives import rnea_derivatives, rnea_derivatives_batch
+from .rnea_derivatives import rnea_derivatives
 from .entry import Entry
 from .status import Status
 from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row, units
@@ -54,7 +55,7 @@ def per_lane(n):
     lane of this kernel) or the inverse-dynamics derivatives' own (with the solves in lanes, for the
     models of :func:`dense`), and the sparse solves' ``H`` (counted per lane: more than it takes)."""
     solve = dense_floats(n) if dense(n) else 0   # the matrices in lanes (rnea_derivatives' solve)
-    return n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n) + solve)
+    return 2 * n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n) + solve)
 
 
 @njit(**HELPER)
@@ -72,10 +73,11 @@ def dense(n):
 
 
 @njit(**HELPER)
-def solve_state(kd, par, first, last, H, Dk):
+def solve_state(kd, par, first, last, H, W, Dk):
     """``Dk (3, n, n)`` holding ``(dtau_dq, dtau_dqd, M)``: ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd,
-    M^{-1})`` in place (``H (n, n)``: work; ``par``, ``first``, ``last`` of :func:`.ltdl.branch_columns`).
-    Returns 0, or SINGULAR for a pivot that is not positive."""
+    M^{-1})`` in place (``H``, ``W (n, n)``: work; ``par``, ``first``, ``last`` of
+    :func:`.ltdl.branch_columns`). Returns 0, SINGULAR for a pivot that is not positive (OVERFLOW
+    for a NaN one), or NO_BLAS where BLAS cannot be loaded."""
     n = H.shape[0]
     M = Dk[2]
     for a in range(n):
@@ -84,13 +86,10 @@ def solve_state(kd, par, first, last, H, Dk):
     code = ltdl_factor(kd, H)                                                                          # M = L^T D L
     if code:
         return code
-    for c in range(2):
-        X = Dk[c]
-        ltdl_solve_columns(par, first, last, H, X)                                                     # M^{-1} dtau
-        for a in range(n):
-            for b in range(n):
-                X[a, b] = -X[a, b]
     ltdl_inverse(par, first, last, H, M)                                                               # M^{-1}
+    for c in range(2):
+        if inverse_times(last, M, Dk[c], W):                                                           # -M^{-1} dtau
+            return Status.NO_BLAS
     return 0
 
 
@@ -100,7 +99,7 @@ def solve_states(kd, D, status, inner, k0, k1):
     (``status``); one flagged by the derivatives of inverse dynamics (``inner``: a ``qdd`` that
     overflowed, where ``M`` is all but singular) is SINGULAR."""
     n = kd.shape[0] - 1
-    H = stack((n, n))
+    H, W = stack((n, n)), stack((n, n))
     par, first, last = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
     branch_columns(kd, par, first, last)
     for k in range(k0, k1):
@@ -109,7 +108,7 @@ def solve_states(kd, D, status, inner, k0, k1):
         if inner[k]:
             status[k] = Status.SINGULAR
             continue
-        status[k] = solve_state(kd, par, first, last, H, D[k])
+        status[k] = solve_state(kd, par, first, last, H, W, D[k])
 
 
 @njit(**KERNEL)
@@ -138,36 +137,41 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
-def solve_batch(kd, D, status, inner):
-    """:func:`solve_states` for every state of ``D (B, 3, n, n)``, over numba's threads."""
-    B = D.shape[0]
-    count, size, counter = units(B, 1)
-    for u in prange(count):
-        start, end = claim(counter, u, B, size)
-        while start < end:
-            solve_states(kd, D, status, inner, start, end)
-            start, end = claim(counter, u, B, size)
+@njit(**KERNEL)
+def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, inner, k0, k1):
+    """States ``k0 <= k < k1``, :data:`LANES` at a time: the derivatives of inverse dynamics in lanes
+    (``inner``: their codes), then the sparse route's solves of those states while their matrices
+    are in the cache (Talos: 46 KB a state; written, read back and written again one pass at a time,
+    they went to L3 and back, 11 us of the 30 a state)."""
+    for s in range(k0, k1, LANES):
+        e = min(k1, s + LANES)
+        rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, inner, s, e, LANES, 0)                   # dtau, M
+        solve_states(kd, D, status, inner, s, e)                                                      # M^{-1} ...
 
 
 @njit(cache=CACHED, parallel=True)
-def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status):
-    """The derivatives of inverse dynamics and the solves in one pass, :data:`SOLVE_LANES` states at
-    a time over numba's threads (``rnea_derivatives``' ``solve``: the models of :func:`dense`)."""
-    B = q.shape[0]
+def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, inner):
+    """The derivatives of inverse dynamics and the solves in one pass over numba's threads, a group
+    of states at a time: :data:`SOLVE_LANES` states in lanes for the models of :func:`dense`
+    (``rnea_derivatives``' ``solve``), else :func:`sparse_states`."""
+    B, n = q.shape[0], kd.shape[0] - 1
+    in_lanes = dense(n)
     count, size, counter = units(B, SOLVE_LANES)
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, SOLVE_LANES, 1)
+            if in_lanes:
+                rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, SOLVE_LANES, 1)
+            else:
+                sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, inner, start, end)
             start, end = claim(counter, u, B, size)
 
 
 @njit(cache=CACHED)
 def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     """States ``(B, n) -> D (B, 3, n, n)``: ABA's batch entry point (``ABA_LANES`` lanes, or one where
-    they do not fit the stack), the derivatives' of inverse dynamics (``lanes``), each over numba's
-    threads and compiled as for their own calls, then the solves over the threads."""
+    they do not fit the stack), then :func:`solved_batch` (``lanes``: this entry point's, for the
+    check of the stack)."""
     B, n = q.shape[0], kd.shape[0] - 1
     if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B
             and D.shape[1] == 3 and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
@@ -178,12 +182,7 @@ def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     qdd = np.empty((B, n))
     if aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                              # qdd
         aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, 1)        # (NOT_FAST: its lanes do not fit)
-    if dense(n):
-        solved_batch(kd, q, qd, qdd, fext, use_fext, D, status)                                        # all, in lanes
-        return 0
-    inner = np.zeros(B, dtype=np.int64)
-    rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, inner, lanes)                           # dtau, M
-    solve_batch(kd, D, status, inner)                                                                  # M^{-1} ...
+    solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, np.zeros(B, dtype=np.int64))             # the rest
     return 0
 
 

@@ -32,6 +32,9 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
   :func:`lanes_zero`: one operation on
   a kernel's lanes as one LLVM vector operation, where the compiler would leave a loop scalar (the
   rows of a solve, which it cannot tell apart).
+* :func:`gemm`: a matrix product by the BLAS that scipy ships, called through numba's own wrapper
+  ``numba_xxgemm`` (the one behind ``np.dot``, which needs the runtime and contiguous arrays): on
+  views with a row stride, without the GIL, cacheable.
 * :func:`install_cache_stamp`, :func:`cache_has`: numba stamps a cached kernel with the hash of its
   own source file only, so an edit of a shared file (``joints.py``) would leave stale machine code;
   the stamp is extended with a hash of every file of the kernel folder. And whether a kernel's
@@ -59,7 +62,8 @@ from numba.extending import intrinsic
 __all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window",
            "release_gil", "restore_gil",
            "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA",
-           "lanes_fms", "lanes_copy", "lanes_div", "lanes_dot", "lanes_dot_runs", "lanes_zero",
+           "lanes_fms", "lanes_copy", "lanes_div", "lanes_dot", "lanes_dot_runs", "lanes_zero", "gemm",
+           "GEMM_ONE_THREAD",
            "install_cache_stamp", "cache_has"]
 
 
@@ -570,6 +574,63 @@ else:
         xf = x.reshape(-1)
         for l in range(L):
             xf[ox + l] = 0.0
+
+
+# ---------------------------------------------------------------------------------- BLAS
+# ``gemm(A, B, C, alpha, beta, trans_a)``: ``C = alpha op(A) B + beta C`` (``op(A) = A^T`` when
+# ``trans_a``), each a 2-D float64 array whose rows are contiguous (a C array or a block of one:
+# any row stride). Returns 0, or -1 where scipy's BLAS cannot be loaded. A row-major product is
+# BLAS' column-major one transposed: ``C^T = B^T op(A)^T``, so B goes first. OpenBLAS splits a
+# product over its own threads from ``m n k > 4 x 65536`` (its GEMM_MULTITHREAD_THRESHOLD times
+# SMP_THRESHOLD_MIN); callers keep under it (:data:`GEMM_ONE_THREAD`), so that a kernel uses numba's
+# threads only.
+GEMM_ONE_THREAD = 4 * 65536
+
+if FAST:
+    @intrinsic
+    def gemm(typingctx, A, B, C, alpha, beta, trans_a):
+        """``C = alpha op(A) B + beta C`` by BLAS ``dgemm`` (see above)."""
+        if not (all(isinstance(X, types.Array) and X.ndim == 2 and X.dtype == types.float64 for X in (A, B, C))
+                and _reals((alpha, beta)) and isinstance(trans_a, types.Boolean)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            intp = _cgutils.intp_t
+            a, b, c = (context.make_array(t)(context, builder, v) for t, v in zip(signature.args[:3], args[:3]))
+            a0, a1 = _cgutils.unpack_tuple(builder, a.shape, 2)
+            k, n = _cgutils.unpack_tuple(builder, b.shape, 2)
+            m = builder.select(args[5], a1, a0)
+            eight = _llir.Constant(intp, 8)
+
+            def ld(x):
+                return builder.sdiv(_cgutils.unpack_tuple(builder, x.strides, 2)[0], eight)
+
+            def slot(j):
+                return _cgutils.alloca_once_value(builder, context.cast(builder, args[j], signature.args[j],
+                                                                        types.float64))
+            vp, ch = _llir.IntType(8).as_pointer(), _llir.IntType(8)
+            fnty = _llir.FunctionType(_llir.IntType(32), [ch, ch, ch, intp, intp, intp, vp, vp, intp, vp, intp, vp,
+                                                          vp, intp])
+            fn = _cgutils.get_or_insert_function(builder.module, fnty, "numba_xxgemm")
+            no, tr = _llir.Constant(ch, ord("n")), _llir.Constant(ch, ord("t"))
+
+            def ptr(p):
+                return builder.bitcast(p, vp)
+            return builder.call(fn, [_llir.Constant(ch, ord("d")), no, builder.select(args[5], tr, no), n, m, k,
+                                     ptr(slot(3)), ptr(b.data), ld(b), ptr(a.data), ld(a), ptr(slot(4)), ptr(c.data),
+                                     ld(c)])
+        return types.int32(A, B, C, alpha, beta, trans_a), codegen
+else:
+    @njit(**HELPER)
+    def gemm(A, B, C, alpha, beta, trans_a):
+        m, n, k = (A.shape[1] if trans_a else A.shape[0]), B.shape[1], B.shape[0]
+        for i in range(m):
+            for j in range(n):
+                s = 0.0
+                for t in range(k):
+                    s += (A[t, i] if trans_a else A[i, t]) * B[t, j]
+                C[i, j] = alpha * s + beta * C[i, j]
+        return 0
 
 
 # ---------------------------------------------------------------------------------- the cache

@@ -29,7 +29,7 @@ from numba import njit, prange
 
 from .crba import crba
 from .internals import (
-    CACHED, HELPER, KERNEL, lanes_copy, lanes_div, lanes_dot_runs, lanes_fms, lanes_zero, release_gil, restore_gil,
+    CACHED, GEMM_ONE_THREAD, HELPER, KERNEL, gemm, lanes_copy, lanes_div, lanes_dot_runs, lanes_fms, lanes_zero, release_gil, restore_gil,
     stack, window,
 )
 from .layout import PARENT
@@ -162,6 +162,37 @@ def ltdl_inverse(par, first, last, H, X):
     for a in range(n):
         for b in range(a):
             X[a, b] = X[b, a]
+
+
+@njit(**HELPER)
+def inverse_times(last, X, R, W):
+    """``R = -X R`` for ``X = M^{-1}`` (:func:`ltdl_inverse`) and ``R (n, n)`` zero where two joints
+    lie on different trees (a matrix of branch-induced sparsity), by BLAS products over each tree's
+    block of rows and columns (``W (n, n)``: work). A block is the smallest run of indices that holds
+    whole trees: ``r .. last[r]`` for a root ``r``, merged with the runs it overlaps (a forest whose
+    trees' indices interleave). ``O(n^3)`` per block, at BLAS' speed (Talos' 32-joint tree: 0.9 us a
+    product against 3.8 us for :func:`ltdl_solve_columns`). Returns 0, or -1 where BLAS cannot be
+    loaded."""
+    n = R.shape[0]
+    for a in range(n):
+        for b in range(n):
+            W[a, b] = R[a, b]
+    r = 0
+    while r < n:
+        e, k = r + 1, r
+        while k < e:
+            e = max(e, last[k] + 1)
+            k += 1
+        s = e - r
+        w = max(1, GEMM_ONE_THREAD // (s * s))   # columns per product: one OpenBLAS thread (internals.gemm)
+        c = r
+        while c < e:
+            d = min(e, c + w)
+            if gemm(X[r:e, r:e], W[r:e, c:d], R[r:e, c:d], -1.0, 0.0, False):
+                return -1
+            c = d
+        r = e
+    return 0
 
 
 @njit(**HELPER)

@@ -10,4 +10,5 @@ class Status(enum.IntEnum):
     NONFINITE_FEXT = 4   # NaN or inf in the external wrenches
     SINGULAR = 5         # a pivot of the mass matrix (ABA's D_i, a diagonal of L^T D L) is not positive
     OVERFLOW = 6         # finite inputs whose result is not finite (it overflows float64)
+    NO_BLAS = 7          # scipy's BLAS could not be loaded (internals.gemm)
     NOT_FAST = 9         # arrays not laid out as the entry point indexes them: the caller takes the general path

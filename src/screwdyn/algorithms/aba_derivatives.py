@@ -140,9 +140,8 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
 @njit(**KERNEL)
 def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, inner, k0, k1):
     """States ``k0 <= k < k1``, :data:`LANES` at a time: the derivatives of inverse dynamics in lanes
-    (``inner``: their codes), then the sparse route's solves of those states while their matrices
-    are in the cache (Talos: 46 KB a state; written, read back and written again one pass at a time,
-    they went to L3 and back, 11 us of the 30 a state)."""
+    (``inner``: their codes), then the solves of those states while their matrices are in the cache
+    (Talos: 46 KB a state, which went out of the cache and back between two passes over the batch)."""
     for s in range(k0, k1, LANES):
         e = min(k1, s + LANES)
         rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, inner, s, e, LANES, 0)                   # dtau, M

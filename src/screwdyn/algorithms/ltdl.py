@@ -29,8 +29,8 @@ from numba import njit, prange
 
 from .crba import crba
 from .internals import (
-    CACHED, GEMM_ONE_THREAD, HELPER, KERNEL, gemm, lanes_copy, lanes_div, lanes_dot_runs, lanes_fms, lanes_zero, release_gil, restore_gil,
-    stack, window,
+    CACHED, GEMM_ONE_THREAD, HELPER, KERNEL, gemm, lanes_copy, lanes_div, lanes_dot_runs, lanes_fms, lanes_zero,
+    release_gil, restore_gil, stack, window,
 )
 from .layout import PARENT
 from .rnea import rnea

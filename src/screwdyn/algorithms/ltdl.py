@@ -110,20 +110,18 @@ def branch_columns(kd, par, first, last):
 
 
 @njit(**HELPER)
-def ltdl_solve_columns(par, first, last, H, X, identity=False):
-    """Solve ``M Y = X`` in place for every column of ``X (n, c)`` (``X`` holds ``X``, then ``Y``)
-    with ``H`` from :func:`ltdl_factor`: :func:`ltdl_solve`'s three sweeps, each a row operation on
-    the columns where the rows can be nonzero (:func:`branch_columns`; ``X``'s own nonzeros
-    within them: row ``k`` on the branch of ``k``). The rows are sliced to those columns, so that
-    the loops run from 0 and vectorise (Talos: 13 us for three 44 x 44 solves against 21 over whole
-    rows). ``identity``: ``X`` is the identity and only ``Y``'s upper triangle is wanted (``M^{-1}``,
-    symmetric): then row ``k`` of ``L^{-T} X`` is nonzero only on ``k``'s subtree, all of whose
-    indices are ``k .. last[k]``, and the last sweep writes columns ``j >= k`` only (it reads rows of
-    ancestors ``i < k`` at those columns, already final): the same numbers in the upper triangle,
-    the lower one left as the first sweeps made it."""
+def ltdl_solve_columns(par, first, last, H, X):
+    """Solve ``M Y = I`` in place (``X`` holds the identity, then ``Y``'s upper triangle: ``M^{-1}``
+    is symmetric) with ``H`` from :func:`ltdl_factor`: :func:`ltdl_solve`'s three sweeps on every
+    column at once, each a row operation on the columns where the rows can be nonzero
+    (:func:`branch_columns`). Row ``k`` of ``L^{-T}`` is nonzero only on ``k``'s subtree, all of
+    whose indices are ``k .. last[k]``, and the last sweep writes columns ``j >= k`` only (it reads
+    rows of ancestors ``i < k`` at those columns, already final); the lower triangle is left as the
+    first sweeps made it. The rows are sliced to those columns, so that the loops run from 0 and
+    vectorise."""
     n = X.shape[0]
-    for k in range(n - 1, -1, -1):                 # L^T Y = X: row k holds its subtree's rows
-        c0, c1 = (k if identity else first[k]), last[k] + 1
+    for k in range(n - 1, -1, -1):                 # L^T Y = I: row k holds its subtree's rows
+        c0, c1 = k, last[k] + 1
         xk = X[k, c0:c1]
         i = par[k]
         while i >= 0:
@@ -133,12 +131,12 @@ def ltdl_solve_columns(par, first, last, H, X, identity=False):
                 xi[j] -= a * xk[j]
             i = par[i]
     for k in range(n):                             # Z = D^{-1} Y
-        xk = X[k, (k if identity else first[k]):last[first[k]] + 1]
+        xk = X[k, k:last[first[k]] + 1]
         d = H[k, k]
         for j in range(xk.shape[0]):
             xk[j] /= d
     for k in range(n):                             # L Y = Z
-        c0, c1 = (k if identity else first[k]), last[first[k]] + 1
+        c0, c1 = k, last[first[k]] + 1
         xk = X[k, c0:c1]
         i = par[k]
         while i >= 0:
@@ -158,7 +156,7 @@ def ltdl_inverse(par, first, last, H, X):
         for b in range(n):
             X[a, b] = 0.0
         X[a, a] = 1.0
-    ltdl_solve_columns(par, first, last, H, X, True)
+    ltdl_solve_columns(par, first, last, H, X)
     for a in range(n):
         for b in range(a):
             X[a, b] = X[b, a]

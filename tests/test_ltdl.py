@@ -49,14 +49,17 @@ def test_factor_has_no_fill_in_and_reproduces_m(rng):
     q, _, _ = random_state(rng, model.n)
     M = screwdyn.mass_matrix(model, q)
     H = M.copy()
-    assert ltdl.ltdl_factor(model._kd, H) == 0
+    n = model.n
+    par, first, last = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    ltdl.branch_columns(model._kd, par, first, last)
+    assert ltdl.ltdl_factor(par, H) == 0
     L = np.tril(H, -1) + np.eye(model.n)
     D = np.diag(np.diag(H))
     assert np.allclose(L.T @ D @ L, M, rtol=1e-12, atol=1e-12 * np.abs(M).max())
     assert np.all(L[M == 0] == 0)                      # branch-induced sparsity: zeros stay zeros
     b = rng.normal(size=model.n)
     x = b.copy()
-    ltdl.ltdl_solve(model._kd, H, x)
+    ltdl.ltdl_solve(par, H, x)
     assert np.allclose(M @ x, b, atol=1e-10)
 
 

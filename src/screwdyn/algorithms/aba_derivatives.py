@@ -83,7 +83,7 @@ def solve_state(kd, par, first, last, H, W, Dk):
     for a in range(n):
         for b in range(n):
             H[a, b] = M[a, b]
-    code = ltdl_factor(kd, H)                                                                          # M = L^T D L
+    code = ltdl_factor(par, H)                                                                         # M = L^T D L
     if code:
         return code
     ltdl_inverse(par, first, last, H, M)                                                               # M^{-1}

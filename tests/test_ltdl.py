@@ -75,7 +75,7 @@ def test_batch_matches_single_calls(rng):
 def test_inverse_times_works_on_blocks_of_whole_trees():
     """``ltdl.inverse_times``: ``R = -X R`` by BLAS products over blocks of whole trees, on a forest
     whose trees' indices interleave (roots 0 and 1, with children 2 and 3: one block 0..3) beside
-    a tree of its own (4..5): numpy's product, ``R``'s zeros kept."""
+    a tree of its own (4..5): numpy's product, zero outside the blocks (``out`` holding NaN before)."""
     par = np.array([-1, -1, 0, 1, -1, 4])
     last = np.array([2, 3, 2, 3, 5, 5])   # as ltdl.branch_columns gives them
     on_branch = np.zeros((6, 6), dtype=bool)   # (a, b) on one tree
@@ -92,6 +92,7 @@ def test_inverse_times_works_on_blocks_of_whole_trees():
     X = np.where(on_branch, X + X.T, 0.0)
     R = np.where(on_branch, rng.normal(size=(6, 6)), 0.0)
     expected = -X @ R
-    assert ltdl.inverse_times(last, X, R, np.empty((6, 6))) == 0
-    np.testing.assert_allclose(R, expected, rtol=1e-14, atol=1e-14)
-    assert np.all(R[~on_branch] == 0.0)
+    out = np.full((6, 6), np.nan)
+    assert ltdl.inverse_times(last, X, R, out) == 0
+    np.testing.assert_allclose(out, expected, rtol=1e-14, atol=1e-14)
+    assert np.all(out[~on_branch] == 0.0)

@@ -43,7 +43,7 @@ from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row
 LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: these lanes' work is room for them)
 # Models whose SOLVE_LANES lanes of that work fit the stack (:func:`dense`: up to 28 DoF) solve by
 # M^{-1} and products, SOLVE_LANES states side by side, in the kernel of the inverse-dynamics
-# derivatives (``solve``); larger ones by sparse solves, a state at a time (:func:`solve_states`).
+# derivatives (``solve``); larger ones by sparse solves, a state at a time (:func:`sparse_states`).
 SOLVE_LANES = 8
 # one-state calls release the GIL from this many DoF (UR5, 6 joints: 4.3 us a call; internals.release_gil)
 GIL_FROM = 8
@@ -53,9 +53,9 @@ GIL_FROM = 8
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies: ABA's (``ABA_LANES / LANES`` of its lanes per
     lane of this kernel) or the inverse-dynamics derivatives' own (with the solves in lanes, for the
-    models of :func:`dense`), and the sparse solves' ``H`` (counted per lane: more than it takes)."""
+    models of :func:`dense`), and :func:`sparse_states`' matrices of a state (``Dw``) and parents."""
     solve = dense_floats(n) if dense(n) else 0   # the matrices in lanes (rnea_derivatives' solve)
-    return 2 * n * n + 2 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n) + solve)
+    return 3 * n * n + 3 * n + 8 + max(ABA_LANES // LANES * aba_per_lane(n), rnea_derivatives_per_lane(n) + solve)
 
 
 @njit(**HELPER)
@@ -73,42 +73,44 @@ def dense(n):
 
 
 @njit(**HELPER)
-def solve_state(kd, par, first, last, H, W, Dk):
-    """``Dk (3, n, n)`` holding ``(dtau_dq, dtau_dqd, M)``: ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd,
-    M^{-1})`` in place (``H``, ``W (n, n)``: work; ``par``, ``first``, ``last`` of
+def solve_state(par, first, last, Dw, Dk):
+    """``Dw (3, n, n)`` holding ``(dtau_dq, dtau_dqd, M)`` (work: ``M`` is factored in place):
+    ``Dk (3, n, n) = (-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})`` (``par``, ``first``, ``last`` of
     :func:`.ltdl.branch_columns`). Returns 0, SINGULAR for a pivot that is not positive (OVERFLOW
     for a NaN one), or NO_BLAS where BLAS cannot be loaded."""
-    n = H.shape[0]
-    M = Dk[2]
-    for a in range(n):
-        for b in range(n):
-            H[a, b] = M[a, b]
-    code = ltdl_factor(par, H)                                                                         # M = L^T D L
+    code = ltdl_factor(par, Dw[2])                                                                    # M = L^T D L
     if code:
         return code
-    ltdl_inverse(par, first, last, H, M)                                                               # M^{-1}
+    ltdl_inverse(par, first, last, Dw[2], Dk[2])                                                       # M^{-1}
     for c in range(2):
-        if inverse_times(last, M, Dk[c], W):                                                           # -M^{-1} dtau
+        if inverse_times(last, Dk[2], Dw[c], Dk[c]):                                                   # -M^{-1} dtau
             return Status.NO_BLAS
     return 0
 
 
 @njit(**KERNEL)
-def solve_states(kd, D, status, inner, k0, k1):
-    """States ``k0 <= k < k1`` of ``D (B, 3, n, n)`` by :func:`solve_state`, those not flagged by ABA
-    (``status``); one flagged by the derivatives of inverse dynamics (``inner``: a ``qdd`` that
-    overflowed, where ``M`` is all but singular) is SINGULAR."""
-    n = kd.shape[0] - 1
-    H, W = stack((n, n)), stack((n, n))
+def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
+    """States ``k0 <= k < k1`` not flagged by ABA (``status``), ``lanes`` (a compile-time constant)
+    at a time: the derivatives of inverse dynamics in lanes, into work (``Dw``), then the solves of
+    those states from it into ``D`` while the matrices are in the cache (Talos: 46 KB a state, which
+    went out of the cache and back between two passes over the batch). ``D`` is written once, and
+    ``M`` factored where it lies. One flagged by the derivatives of inverse dynamics (``inner``: a
+    ``qdd`` that overflowed, where ``M`` is all but singular) is SINGULAR."""
+    n, nq = kd.shape[0] - 1, q_size(kd)
+    Dw = stack((lanes, 3, n, n))
+    inner = stack((lanes,)).view(np.int64)
     par, first, last = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
     branch_columns(kd, par, first, last)
-    for k in range(k0, k1):
-        if status[k]:
-            continue
-        if inner[k]:
-            status[k] = Status.SINGULAR
-            continue
-        status[k] = solve_state(kd, par, first, last, H, W, D[k])
+    for s in range(k0, k1, lanes):
+        m = min(k1, s + lanes) - s
+        fs = window(fext, s * n * 6, (m, n, 6)) if use_fext else fext
+        rnea_derivatives(kd, window(q, s * nq, (m, nq)), window(qd, s * n, (m, n)), window(qdd, s * n, (m, n)),
+                         fs, use_fext, Dw, inner, 0, m, lanes, 0)                                      # dtau, M
+        for l in range(m):
+            k = s + l
+            if status[k]:
+                continue
+            status[k] = Status.SINGULAR if inner[l] else solve_state(par, first, last, Dw[l], D[k])   # M^{-1} ...
 
 
 @njit(**KERNEL)
@@ -122,7 +124,6 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
-    inner = stack((1,)).view(np.int64)
     qdd = stack((1, n))
     fk = window(fext, 0, (1, fext.shape[0], 6))
     Dk = window(D, 0, (1, 3, n, n))
@@ -130,29 +131,18 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     if status[0] == 0 and dense(n):
         rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, 0, 1, 1, 1)              # all, in lanes
     elif status[0] == 0:
-        rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, inner, 0, 1, 1, 0)               # dtau, M
-        k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of solve_states)
-        solve_states(kd, Dk, status, inner, k0, k1)                                                    # M^{-1} ...
+        k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of sparse_states)
+        sparse_states(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, k0, k1, 1)                   # dtau, M^{-1} ...
     restore_gil(gil)
     return status[0]
 
 
-@njit(**KERNEL)
-def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, inner, k0, k1):
-    """States ``k0 <= k < k1``, :data:`LANES` at a time: the derivatives of inverse dynamics in lanes
-    (``inner``: their codes), then the solves of those states while their matrices are in the cache
-    (Talos: 46 KB a state, which went out of the cache and back between two passes over the batch)."""
-    for s in range(k0, k1, LANES):
-        e = min(k1, s + LANES)
-        rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, inner, s, e, LANES, 0)                   # dtau, M
-        solve_states(kd, D, status, inner, s, e)                                                      # M^{-1} ...
-
-
 @njit(cache=CACHED, parallel=True)
-def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, inner):
+def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
     """The derivatives of inverse dynamics and the solves in one pass over numba's threads, a group
     of states at a time: :data:`SOLVE_LANES` states in lanes for the models of :func:`dense`
-    (``rnea_derivatives``' ``solve``), else :func:`sparse_states`."""
+    (``rnea_derivatives``' ``solve``), else :func:`sparse_states` with ``lanes`` (a compile-time
+    constant)."""
     B, n = q.shape[0], kd.shape[0] - 1
     in_lanes = dense(n)
     count, size, counter = units(B, SOLVE_LANES)
@@ -162,15 +152,15 @@ def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, inner):
             if in_lanes:
                 rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, SOLVE_LANES, 1)
             else:
-                sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, inner, start, end)
+                sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes)
             start, end = claim(counter, u, B, size)
 
 
 @njit(cache=CACHED)
 def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     """States ``(B, n) -> D (B, 3, n, n)``: ABA's batch entry point (``ABA_LANES`` lanes, or one where
-    they do not fit the stack), then :func:`solved_batch` (``lanes``: this entry point's, for the
-    check of the stack)."""
+    they do not fit the stack), then :func:`solved_batch` (``lanes``: this entry point's, :data:`LANES`
+    where they fit the stack, else 1)."""
     B, n = q.shape[0], kd.shape[0] - 1
     if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B
             and D.shape[1] == 3 and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
@@ -181,7 +171,7 @@ def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     qdd = np.empty((B, n))
     if aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                              # qdd
         aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, 1)        # (NOT_FAST: its lanes do not fit)
-    solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, np.zeros(B, dtype=np.int64))             # the rest
+    solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes)                                    # the rest
     return 0
 
 

@@ -167,30 +167,32 @@ def ltdl_inverse(par, first, last, H, X):
 
 
 @njit(**HELPER)
-def inverse_times(last, X, R, W):
-    """``R = -X R`` for ``X = M^{-1}`` (:func:`ltdl_inverse`) and ``R (n, n)`` zero where two joints
+def inverse_times(last, X, R, out):
+    """``out = -X R`` for ``X = M^{-1}`` (:func:`ltdl_inverse`) and ``R (n, n)`` zero where two joints
     lie on different trees (a matrix of branch-induced sparsity), by BLAS products over each tree's
-    block of rows and columns (``W (n, n)``: work). A block is the smallest run of indices that holds
-    whole trees: ``r .. last[r]`` for a root ``r``, merged with the runs it overlaps (a forest whose
-    trees' indices interleave). ``O(n^3)`` per block, at BLAS' speed (Talos' 32-joint tree: 0.9 us a
-    product against 3.8 us for :func:`ltdl_solve_columns`). Returns 0, or -1 where BLAS cannot be
-    loaded."""
+    block of rows and columns; ``out``'s entries outside the blocks are zero (``out`` another array
+    than ``R``). A block is the smallest run of indices that holds whole trees: ``r .. last[r]`` for
+    a root ``r``, merged with the runs it overlaps (a forest whose trees' indices interleave).
+    ``O(n^3)`` per block, at BLAS' speed (Talos' 32-joint tree: 0.9 us a product against 3.8 us
+    for :func:`ltdl_solve_columns`). Returns 0, or -1 where BLAS cannot be loaded."""
     n = R.shape[0]
-    for a in range(n):
-        for b in range(n):
-            W[a, b] = R[a, b]
     r = 0
     while r < n:
         e, k = r + 1, r
         while k < e:
             e = max(e, last[k] + 1)
             k += 1
+        for a in range(r, e):
+            for b in range(r):
+                out[a, b] = 0.0
+            for b in range(e, n):
+                out[a, b] = 0.0
         s = e - r
         w = max(1, GEMM_ONE_THREAD // (s * s))   # columns per product: one OpenBLAS thread (internals.gemm)
         c = r
         while c < e:
             d = min(e, c + w)
-            if gemm(X[r:e, r:e], W[r:e, c:d], R[r:e, c:d], -1.0, 0.0, False):
+            if gemm(X[r:e, r:e], R[r:e, c:d], out[r:e, c:d], -1.0, 0.0, False):
                 return -1
             c = d
         r = e

@@ -53,9 +53,8 @@ def per_lane(n):
 
 @njit(**HELPER)
 def ltdl_factor(par, H):
-    """Factor ``H = M`` in place (lower triangle used; ``par``: the parents as integers,
-    :func:`branch_columns`: a walk to the base reads one integer a step, where reading the model's
-    float and converting it made each step wait twice as long; Talos: 0.74 us against 1.9).
+    """Factor ``H = M`` in place (lower triangle used; ``par``: the parents as integers, of
+    :func:`branch_columns`, so that each step of a walk to the base waits on one load only).
     Returns 0, or SINGULAR when a pivot is not positive (OVERFLOW when it is NaN: the numbers
     overflowed)."""
     n = H.shape[0]
@@ -134,8 +133,8 @@ def ltdl_solve_columns(par, first, last, H, X):
             for j in range(xk.shape[0]):
                 xi[j] -= a * xk[j]
             i = par[i]
-    for k in range(n):                             # Z = D^{-1} Y (a product by 1 / D_k: a division
-        xk = X[k, k:last[first[k]] + 1]            # an entry cost Talos 0.54 us a state)
+    for k in range(n):                             # Z = D^{-1} Y (by 1 / D_k: one division a row)
+        xk = X[k, k:last[first[k]] + 1]
         r = 1.0 / H[k, k]
         for j in range(xk.shape[0]):
             xk[j] *= r

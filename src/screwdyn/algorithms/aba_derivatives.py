@@ -132,7 +132,7 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
         rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, 0, 1, 1, 1)              # all, in lanes
     elif status[0] == 0:
         k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of sparse_states)
-        sparse_states(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, k0, k1, 1)                   # dtau, M^{-1} ...
+        sparse_states(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, k0, k1, 1)                  # dtau, M^{-1} ...
     restore_gil(gil)
     return status[0]
 

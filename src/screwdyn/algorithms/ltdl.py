@@ -300,7 +300,7 @@ def fd_crb(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1):
             continue
         for i in range(n):
             qdd[k, i] = tau[k, i] - h[0, i]
-        ltdl_solve(par, H, qdd[k])                                                                      # M qdd = tau - h
+        ltdl_solve(par, H, qdd[k])                                                                     # M qdd = tau - h
         overflowed(status, k, qdd)
 
 

@@ -97,8 +97,9 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)`` (and ``fext (B, n, 6)`` when ``use_fext``):
     ``D[k] (3, n, n)`` = ``(dtau_dq, dtau_dqd, M)`` and ``status[k]``, ``lanes`` (a compile-time
     constant) at a time. With ``solve`` 1 (the derivatives of forward dynamics of a small model,
-    :mod:`.aba_derivatives`; a run-time number, so one compilation serves both uses), the lanes' matrices stay in lanes for
-    :func:`.ltdl.inverse_times_lanes` and ``D[k]`` is ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})``;
+    :mod:`.aba_derivatives`; a run-time number, so one compilation serves both uses), the lanes'
+    matrices stay in lanes for :func:`.ltdl.inverse_times_lanes` and ``D[k]`` is
+    ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})``;
     ``status[k]`` then holds forward dynamics' code on entry (a flagged state is left as it is), and
     a state that these derivatives flag, or whose ``M`` has a pivot that is not positive, gets
     SINGULAR (OVERFLOW for a NaN pivot)."""
@@ -121,7 +122,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     ns = n if solve else 0       # solve: the matrices in lanes (M; dtau_dq, dtau_dqd transposed), the results
     Hs, Ts, Ys, Xs, Zs = stack((ns, n, L)), stack((2, ns, n, L)), stack((ns, n, L)), stack((ns, n, L)), stack((ns, n, L))
     acc = stack((ns + 1, L))
-    bpar, broot, blast = stack((ns,)).view(np.int64), stack((ns,)).view(np.int64), stack((ns,)).view(np.int64)
+    broot, blast = stack((ns,)).view(np.int64), stack((ns,)).view(np.int64)   # (the parents: par_of)
     nn = n * L
     W = scratch(12, lanes)
     SC = scratch(2, lanes)
@@ -137,7 +138,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
         lam[i] = lam[par_of[i]] if inner else par_of[i]
         first[i] = first[par_of[i]] if inner else i
     if solve:                    # entries of two joints on different branches: zero (M: the identity), never written
-        branch_columns(kd, bpar, broot, blast)
+        branch_columns(kd, par_of, broot, blast)
         for a in range(n):
             for e in range(n):
                 for A in (Hs[a], Ts[0, a], Ts[1, a], Ys[a], Xs[a], Zs[a]):
@@ -274,7 +275,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     add(Bc[par], l, get12(G[10:], l))
                     add(Fc[par], l, get6(G[22:], l))
         if solve:
-            inverse_times_lanes(bpar, broot, blast, Hs, Ts, Ys, Xs, Zs, acc, L)
+            inverse_times_lanes(par_of, broot, blast, Hs, Ts, Ys, Xs, Zs, acc, L)
             for l in range(m):
                 k = b + l
                 code = status[k]

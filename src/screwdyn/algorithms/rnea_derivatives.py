@@ -227,6 +227,17 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                 a, g, dF0, turn, dFv = body_columns(get10(G, l), get12(G[10:], l), get6(G[22:], l), Ji,
                                                      get6(Psi[i], l), get6(Phi[i], l), get6(U[i], l))
                 qii, vii, mii = dot(Ji, dF0), dot(Ji, dFv), dot(Ji, a) + arm      # (J_i^T (J_i x* Fc_i) = 0)
+                R[0, l] = qii
+                R[1, l] = vii
+                R[2, l] = mii
+                put(H, l, a)
+                put(H[6:], l, g)
+                put(H[9:], l, dF0)
+                put(H[15:], l, (dF0[0] + turn[0], dF0[1] + turn[1], dF0[2] + turn[2], dF0[3] + turn[3],
+                                dF0[4] + turn[4], dF0[5] + turn[5]))
+                put(H[21:], l, dFv)
+            for l in range(m):        # (apart: stores a whole D apart in the loop above kept it from vectorising)
+                qii, vii, mii = R[0, l], R[1, l], R[2, l]
                 if solve:
                     Ts[0, i, i, l] = qii
                     Ts[1, i, i, l] = vii
@@ -236,12 +247,6 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     Dl[l, 1, i, i] = vii
                     Dl[l, 2, i, i] = mii
                 NF[l] += qii * 0.0 + vii * 0.0 + mii * 0.0
-                put(H, l, a)
-                put(H[6:], l, g)
-                put(H[9:], l, dF0)
-                put(H[15:], l, (dF0[0] + turn[0], dF0[1] + turn[1], dF0[2] + turn[2], dF0[3] + turn[3],
-                                dF0[4] + turn[4], dF0[5] + turn[5]))
-                put(H[21:], l, dFv)
             par = par_of[i]
             j = par
             while j >= 0:

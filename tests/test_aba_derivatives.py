@@ -124,6 +124,9 @@ def test_dense_and_sparse_solves_agree(extra, rng):
         assert rel(Minv, np.linalg.inv(M)) < 1e-12 and np.array_equal(Minv, Minv.T)
         for a, b in zip(batch, (Fq, Fv, Minv)):
             assert np.array_equal(a[k], b)
+    for k in range(1, SOLVE_LANES + 1):   # every group (the sparse route reuses its work across groups)
+        for a, b in zip(batch, screwdyn.forward_dynamics_derivatives(model, Q[k], QD[k], T[k], F[k])):
+            assert np.array_equal(a[k], b)
 
 
 def test_batches_equal_single_states_and_singular_states_are_reported(rng):

@@ -98,6 +98,9 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     ``qdd`` that overflowed, where ``M`` is all but singular) is SINGULAR."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     Dw = stack((lanes, 3, n, n))
+    Dz = Dw.reshape(-1)   # zeroed once: every group writes the same entries (the factor too: no fill-in)
+    for a in range(Dz.shape[0]):
+        Dz[a] = 0.0
     inner = stack((lanes,)).view(np.int64)
     par, first, last = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
     branch_columns(kd, par, first, last)
@@ -105,7 +108,7 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         m = min(k1, s + lanes) - s
         fs = window(fext, s * n * 6, (m, n, 6)) if use_fext else fext
         rnea_derivatives(kd, window(q, s * nq, (m, nq)), window(qd, s * n, (m, n)), window(qdd, s * n, (m, n)),
-                         fs, use_fext, Dw, inner, 0, m, lanes, 0)                                      # dtau, M
+                         fs, use_fext, Dw, inner, 0, m, lanes, 2)                                      # dtau, M
         for l in range(m):
             k = s + l
             if status[k]:

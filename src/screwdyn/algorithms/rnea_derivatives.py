@@ -96,8 +96,10 @@ def body_columns(Y, B, F, J, Psi, Phi, U):
 def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, solve):
     """States ``k0 <= k < k1`` of ``q, qd, qdd (B, n)`` (and ``fext (B, n, 6)`` when ``use_fext``):
     ``D[k] (3, n, n)`` = ``(dtau_dq, dtau_dqd, M)`` and ``status[k]``, ``lanes`` (a compile-time
-    constant) at a time. With ``solve`` 1 (the derivatives of forward dynamics of a small model,
-    :mod:`.aba_derivatives`; a run-time number, so one compilation serves both uses), the lanes'
+    constant) at a time. ``solve`` (a literal too) 0: ``D`` zeroed here, then its entries written;
+    2: only the entries written, ``D`` holding zeros everywhere else already (work reused for the
+    states of a batch: the entries written are the same for every state, :mod:`.aba_derivatives`);
+    1 (the derivatives of forward dynamics of a small model, :mod:`.aba_derivatives`): the lanes'
     matrices stay in lanes for :func:`.ltdl.inverse_times_lanes` and ``D[k]`` is
     ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})``;
     ``status[k]`` then holds forward dynamics' code on entry (a flagged state is left as it is), and
@@ -119,7 +121,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     G = scratch(28, lanes)       # the child's Yc, Bc, Fc
     H = scratch(27, lanes)       # a_i, g_i, dFq_i - J_i x* Fc_i, dFq_i, dFv_i
     R = scratch(5, lanes)        # the five entries of an ancestor j
-    ns = n if solve else 0       # solve: the matrices in lanes (M; dtau_dq, dtau_dqd transposed), the results
+    ns = n if solve == 1 else 0  # solve 1: the matrices in lanes (M; dtau_dq, dtau_dqd transposed), the results
     Hs, Ts, Ys, Xs, Zs = stack((ns, n, L)), stack((2, ns, n, L)), stack((ns, n, L)), stack((ns, n, L)), stack((ns, n, L))
     acc = stack((ns + 1, L))
     broot, blast = stack((ns,)).view(np.int64), stack((ns,)).view(np.int64)   # (the parents: par_of)
@@ -137,7 +139,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
         inner = kd[i, POSEK] == INNER
         lam[i] = lam[par_of[i]] if inner else par_of[i]
         first[i] = first[par_of[i]] if inner else i
-    if solve:                    # entries of two joints on different branches: zero (M: the identity), never written
+    if solve == 1:               # entries of two joints on different branches: zero (M: the identity), never written
         branch_columns(kd, par_of, broot, blast)
         for a in range(n):
             for e in range(n):
@@ -157,7 +159,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
         Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place
         for l in range(m):
             NF[l] = 0.0                 # the sum of x * 0 over the entries written: NaN if one is NaN or inf
-        if not solve:
+        if solve == 0:
             Dz = window(D, b * 3 * n * n, (m * 3 * n * n,))   # the lanes' rows of D are one run: zeroed at once
             for a in range(Dz.shape[0]):
                 Dz[a] = 0.0
@@ -238,7 +240,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                 put(H[21:], l, dFv)
             for l in range(m):        # (apart: stores a whole D apart in the loop above kept it from vectorising)
                 qii, vii, mii = R[0, l], R[1, l], R[2, l]
-                if solve:
+                if solve == 1:
                     Ts[0, i, i, l] = qii
                     Ts[1, i, i, l] = vii
                     Hs[i, i, l] = mii
@@ -257,7 +259,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                 lanes_dot(R, 2 * L, J, 6 * L * j, H, 21 * L, 6, L)    # dtau_dqd[j, i] = J_j . dFv_i
                 lanes_dot(R, 3 * L, H, 0, U, 9 * L * j, 9, L)         # dtau_dqd[i, j] = a_i . U_j + g_i . J_j
                 lanes_dot(R, 4 * L, J, 6 * L * j, H, 0, 6, L)         # M[i, j]        = J_j . a_i
-                if solve:                                             # (T: transposed; H: M's lower triangle)
+                if solve == 1:                                        # (T: transposed; H: M's lower triangle)
                     lanes_copy(Ts, i * nn + j * L, R, 0, L)
                     lanes_copy(Ts, j * nn + i * L, R, L, L)
                     lanes_copy(Ts, n * nn + i * nn + j * L, R, 2 * L, L)
@@ -265,7 +267,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     lanes_copy(Hs, i * nn + j * L, R, 4 * L, L)
                 for l in range(m):
                     qji, qij, vji, vij, mij = R[0, l], R[1, l], R[2, l], R[3, l], R[4, l]
-                    if not solve:
+                    if solve != 1:
                         Dl[l, 0, j, i] = qji
                         Dl[l, 0, i, j] = qij
                         Dl[l, 1, j, i] = vji
@@ -279,7 +281,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     add(Yc[par], l, get10(G, l))
                     add(Bc[par], l, get12(G[10:], l))
                     add(Fc[par], l, get6(G[22:], l))
-        if solve:
+        if solve == 1:
             inverse_times_lanes(par_of, broot, blast, Hs, Ts, Ys, Xs, Zs, acc, L)
             for l in range(m):
                 k = b + l

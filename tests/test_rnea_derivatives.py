@@ -194,6 +194,29 @@ def test_batches_equal_single_states_and_report_the_bad_one(rng):
         screwdyn.inverse_dynamics_derivatives(model, Q, QD, QDD)
 
 
+def test_a_batch_past_the_cache_is_streamed_and_equals_single_states(rng):
+    """An output larger than work.STREAM_BYTES is copied from work by non-temporal stores (the
+    kernel's solve 3): into an out= whose start is not on a cache line (an 8-byte offset), with a
+    partial last group, it equals each state's own call bit for bit (zeros where two joints are on
+    different branches included), and a NaN is still reported at its batch index."""
+    from screwdyn.algorithms.work import STREAM_BYTES
+    model = random_model(rng, n=40, fixed=2, branching=0.7)
+    n = model.n
+    B = (STREAM_BYTES // (24 * n * n) // 4 + 1) * 4 + 3   # (a partial last group of LANES = 4)
+    assert 24 * n * n * B > STREAM_BYTES and B % 4 == 3
+    Q, QD, QDD = random_state(rng, n, (B,))
+    buf = np.full(B * 3 * n * n + 1, np.nan)
+    out = buf[1:].reshape(B, 3, n, n)
+    batch = screwdyn.inverse_dynamics_derivatives(model, Q, QD, QDD, out=out)
+    for k in sorted({0, 1, 3, 4, 5, 127, 128, B // 2, B - 4, B - 3, B - 2, B - 1}):
+        for a, b in zip(batch, screwdyn.inverse_dynamics_derivatives(model, Q[k], QD[k], QDD[k])):
+            assert np.array_equal(a[k], b)
+    assert np.isnan(buf[0])
+    QD[B - 2, 1] = np.nan
+    with pytest.raises(screwdyn.InputError, match=rf"qd contains NaN or inf \(batch index \({B - 2},\)\)"):
+        screwdyn.inverse_dynamics_derivatives(model, Q, QD, QDD, out=out)
+
+
 def test_finite_states_whose_derivatives_overflow_are_refused_by_batch_index(rng):
     """Finite velocities so large that the derivatives leave float64 (``dtau/dqd`` grows as ``qd``,
     ``dtau/dq`` as ``qd^2``): an InputError saying so at the state's batch index, for one state and in

@@ -307,6 +307,44 @@ if FAST:
         return c(a), codegen
 
     @intrinsic
+    def stream_line(typingctx, x, ox, y, oy):
+        """``x[ox:ox + 8] = y[oy:oy + 8]`` (C-contiguous float64 arrays, flat offsets) as one
+        non-temporal store of a whole cache line: ``x[ox]`` must be 64-byte aligned."""
+        if not all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64 for a in (x, y)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            vt = _llir.VectorType(_llir.DoubleType(), 8)
+            px, py = (builder.bitcast(builder.gep(context.make_array(signature.args[j])(context, builder, args[j]).data,
+                                                  [context.cast(builder, args[j + 1], signature.args[j + 1], types.intp)]),
+                                      vt.as_pointer()) for j in (0, 2))
+            store = builder.store(builder.load(py, align=8), px, align=64)
+            store.set_metadata("nontemporal", builder.module.add_metadata([_llir.Constant(_llir.IntType(32), 1)]))
+            return context.get_dummy_value()
+        return types.none(x, ox, y, oy), codegen
+
+    @intrinsic
+    def store_fence(typingctx):
+        """A full memory fence (x86: ``mfence``): the non-temporal stores before it, weakly ordered,
+        are seen by other threads before anything after it."""
+        def codegen(context, builder, signature, args):
+            builder.fence("seq_cst")
+            return context.get_dummy_value()
+        return types.none(), codegen
+
+    @intrinsic
+    def address_of(typingctx, x, ox):
+        """The address of ``x``'s flat element ``ox`` (a C-contiguous array), as an integer."""
+        if not (isinstance(x, types.Array) and x.layout == "C" and isinstance(ox, types.Integer)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            at = builder.gep(data, [context.cast(builder, args[1], signature.args[1], types.intp)])
+            return builder.ptrtoint(at, _llir.IntType(64))
+        return types.int64(x, ox), codegen
+
+    @intrinsic
     def fetch_add(typingctx, counter, k):
         """``counter[0] += k`` as one atomic operation (``counter``: a 1-D int64 array the threads
         share); returns the value before."""
@@ -365,6 +403,20 @@ if FAST:
             return context.get_dummy_value()
         return types.none(state), codegen
 else:
+    @njit(**HELPER)
+    def stream_line(x, ox, y, oy):
+        xf, yf = x.reshape(-1), y.reshape(-1)
+        for c in range(8):
+            xf[ox + c] = yf[oy + c]
+
+    @njit(**HELPER)
+    def store_fence():
+        pass
+
+    @njit(**HELPER)
+    def address_of(x, ox):
+        return x.ctypes.data + ox * x.itemsize
+
     @njit(**HELPER)
     def release_gil(long_call):   # plain mode: the kernels are nogil, every call releases the GIL
         return 0

@@ -44,7 +44,8 @@ from numba import njit, prange
 from .coriolis import b_apply, b_transpose_top, body_b, twist_and_rate
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
 from .internals import (
-    CACHED, HELPER, KERNEL, dot6, lanes_copy, lanes_dot, lanes_zero, release_gil, restore_gil, scratch, stack, window,
+    CACHED, HELPER, KERNEL, dot6, lanes_copy, lanes_dot, lanes_zero, release_gil, restore_gil, scratch, stack,
+    store_fence, window,
 )
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
@@ -54,8 +55,8 @@ from .spatial_kernels import ad, cross_force, pose_of, twist_to_world, world_bod
 from .entry import Entry
 from .status import Status
 from .work import (
-    STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load, load_wrenches, put,
-    q_size, row, units,
+    STACK_LIMIT, STREAM_BYTES, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load,
+    load_wrenches, put, q_size, row, stream_plan, stream_step, units,
 )
 
 LANES = 4   # 8 ran slower on UR5 and no faster on Talos
@@ -99,6 +100,9 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     constant) at a time. ``solve`` (a literal too) 0: ``D`` zeroed here, then its entries written;
     2: only the entries written, ``D`` holding zeros everywhere else already (work reused for the
     states of a batch: the entries written are the same for every state, :mod:`.aba_derivatives`);
+    3: as 2 into work of the lanes' matrices (``3 n^2`` floats a lane, zeroed once), each group's
+    copied into ``D`` by non-temporal stores during the next group's pass 1 (an output larger
+    than the cache, :data:`.work.STREAM_BYTES`);
     1 (the derivatives of forward dynamics of a small model, :mod:`.aba_derivatives`): the lanes'
     matrices stay in lanes for :func:`.ltdl.inverse_times_lanes` and ``D[k]`` is
     ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})``;
@@ -131,6 +135,11 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
     bad = stack((L,)).view(np.int64)
     NF = stack((L,))
+    Dw = stack((L * 3 * n * n if solve == 3 else 0,))   # solve 3: the lanes' matrices, their zeros written once
+    for a in range(Dw.shape[0]):
+        Dw[a] = 0.0
+    SP = stack((5,)).view(np.int64)                       # the copy of the last group's into D (work.stream_plan)
+    SP[1] = 0
     par_of = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
     lam = stack((n,)).view(np.int64)      # the parent of each row's joint (its first row's parent)
     first = stack((n,)).view(np.int64)    # the first row of each row's joint
@@ -156,7 +165,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
         load(qdd, b, m, QDD, bad, Status.NONFINITE + 2)
         if use_fext:
             load_wrenches(fext, b, m, FE, bad)
-        Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place
+        Dl = window(Dw, 0, (m, 3, n, n)) if solve == 3 else window(D, b * 3 * n * n, (m, 3, n, n))
         for l in range(m):
             NF[l] = 0.0                 # the sum of x * 0 over the entries written: NaN if one is NaN or inf
         if solve == 0:
@@ -217,6 +226,11 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     T0i = pose_of(get9(Rw[i], l), get3(pw[i], l))
                     e0, e1, e2, e3, e4, e5 = wrench_to_parent(T0i, get6(FE[i], l))
                     add(Fc[i], l, (-e0, -e1, -e2, -e3, -e4, -e5))
+            if solve == 3:
+                stream_step(SP, D, Dw, False)                                             # a step a body
+
+        if solve == 3:
+            stream_step(SP, D, Dw, True)          # (the rest, before pass 2 writes the work again)
 
         # Pass 2: subtree sums, tips to base, and the rows and columns of the three matrices.
         for i in range(n - 1, -1, -1):
@@ -304,6 +318,11 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
             status[b + l] = bad[l]
             if NF[l] != 0.0 and bad[l] == 0:   # finite inputs, a D beyond float64: some x * 0 is NaN
                 status[b + l] = Status.OVERFLOW
+        if solve == 3:
+            stream_plan(SP, D, b * 3 * n * n, m * 3 * n * n, n)
+    if solve == 3:
+        stream_step(SP, D, Dw, True)
+        store_fence()
 
 
 @njit(**KERNEL)
@@ -332,11 +351,16 @@ def rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
         return Status.NOT_FAST
     if lanes * per_lane(n) > STACK_LIMIT:
         return Status.NOT_FAST
+    # an output past the cache: streamed from work (solve 3), where the lanes' matrices fit the stack too
+    stream = 24 * n * n * B > STREAM_BYTES and lanes * (per_lane(n) + 3 * n * n) <= STACK_LIMIT
     count, size, counter = units(B, lanes)
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes, 0)
+            if stream:
+                rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes, 3)
+            else:
+                rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes, 0)
             start, end = claim(counter, u, B, size)
     return 0
 

@@ -26,7 +26,9 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from .internals import ATOMICS, DRIVER, HELPER, INLINE, as_contiguous, fetch_add, num_threads, window
+from .internals import (
+    ATOMICS, DRIVER, HELPER, INLINE, address_of, as_contiguous, fetch_add, num_threads, stream_line, window,
+)
 from .layout import NQ
 from .status import Status
 
@@ -263,6 +265,50 @@ def copy_lanes(src, dst, m):
         for c in range(src.shape[0]):
             dst[c, l] = src[c, l]
 
+
+
+# ---------------------------------------------------------------------------------- outputs past the cache
+# A batch whose output is larger than this many bytes is written with non-temporal stores, around the
+# caches, a group of states at a time from work that stays in the cache (tests/test_work.py). Talos'
+# derivatives of inverse dynamics (46 KB a state), one thread, this machine's 2 MiB L2 and shared L3:
+# B = 1,000 (46 MB) 6.0-6.2 us a state streamed against 5.8-8.1 with plain stores (the more, the busier
+# the machine's L3); B = 512 (23 MB) 6.2-6.3 against 5.8-6.0, B = 64 7.4 against 5.8.
+STREAM_BYTES = 32 << 20
+
+
+@njit(**HELPER)
+def stream_plan(S, X, o, size, pieces):
+    """Plan the copy of a run of work ``Y[0:size]`` into ``X[o:o + size]`` (flat, C-contiguous) in
+    ``pieces`` steps of :func:`stream_step`: ``S`` (five int64) holds ``o``, ``size``, the floats done,
+    the first float of ``X`` on a line boundary and the floats of a step (whole lines)."""
+    head = 0
+    while head < size and address_of(X, o + head) % 64 != 0:
+        head += 1
+    S[0], S[1], S[2], S[3] = o, size, 0, head
+    S[4] = ((size + pieces - 1) // pieces + 7) // 8 * 8
+
+
+@njit(**HELPER)
+def stream_step(S, X, Y, all_rest):
+    """The next step of the copy that ``S`` plans (all that is left when ``all_rest``): whole lines of
+    ``X`` by non-temporal stores (``internals.stream_line``), the partial lines at either end of the
+    run by plain ones. The caller fences (``internals.store_fence``) before its output is read."""
+    o, size, done, head = S[0], S[1], S[2], S[3]
+    if done >= size:
+        return
+    end = size if all_rest else min(size, max(head, done) + S[4])
+    xf, yf = X.reshape(-1), Y.reshape(-1)
+    k = done
+    while k < end and k < head:
+        xf[o + k] = yf[k]
+        k += 1
+    while k + 8 <= end:
+        stream_line(X, o + k, Y, k)
+        k += 8
+    while k < end:
+        xf[o + k] = yf[k]
+        k += 1
+    S[2] = end
 
 
 # ---------------------------------------------------------------------------------- one state at a time

@@ -129,6 +129,25 @@ def test_dense_and_sparse_solves_agree(extra, rng):
             assert np.array_equal(a[k], b)
 
 
+def test_a_batch_past_the_cache_is_streamed_and_equals_single_states(rng):
+    """Above 28 DoF an output larger than work.STREAM_BYTES is solved into work a state at a time and
+    copied into D by non-temporal stores: into an out= whose start is not on a cache line, with a
+    partial last group, each state equals its own call bit for bit."""
+    from screwdyn.algorithms.aba_derivatives import dense
+    from screwdyn.algorithms.work import STREAM_BYTES
+    model = random_model(rng, n=40, fixed=2, branching=0.7)
+    n = model.n
+    assert not dense(n)
+    B = (STREAM_BYTES // (24 * n * n) // 4 + 1) * 4 + 3   # (a partial last group of LANES = 4)
+    Q, QD, T = random_state(rng, n, (B,))
+    buf = np.full(B * 3 * n * n + 1, np.nan)
+    batch = screwdyn.forward_dynamics_derivatives(model, Q, QD, T, out=buf[1:].reshape(B, 3, n, n))
+    for k in sorted({0, 1, 3, 4, 5, 127, 128, B // 2, B - 4, B - 3, B - 2, B - 1}):
+        for a, b in zip(batch, screwdyn.forward_dynamics_derivatives(model, Q[k], QD[k], T[k])):
+            assert np.array_equal(a[k], b)
+    assert np.isnan(buf[0])
+
+
 def test_batches_equal_single_states_and_singular_states_are_reported(rng):
     """A batch in lanes equals its single states bit for bit; a state whose mass matrix is singular
     raises the error of forward_dynamics, naming its batch index."""

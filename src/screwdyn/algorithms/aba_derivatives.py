@@ -31,13 +31,15 @@ from numba import njit, prange
 from .aba import LANES as ABA_LANES
 from .aba import aba, aba_batch
 from .aba import per_lane as aba_per_lane
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, store_fence, window
 from .ltdl import branch_columns, inverse_times, ltdl_factor, ltdl_inverse
 from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
 from .rnea_derivatives import rnea_derivatives
 from .entry import Entry
 from .status import Status
-from .work import STACK_LIMIT, claim, is_rows, is_vector, one_state, q_size, row, units
+from .work import (
+    STACK_LIMIT, STREAM_BYTES, claim, is_rows, is_vector, one_state, q_size, row, stream_plan, stream_step, units,
+)
 
 
 LANES = 4   # the inverse-dynamics derivatives' (ABA runs its own ABA_LANES: these lanes' work is room for them)
@@ -97,6 +99,10 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     ``M`` factored where it lies. One flagged by the derivatives of inverse dynamics (``inner``: a
     ``qdd`` that overflowed, where ``M`` is all but singular) is SINGULAR."""
     n, nq = kd.shape[0] - 1, q_size(kd)
+    # an output past the cache: each state's matrices solved into work, then streamed into D
+    stream = 24 * n * n * D.shape[0] > STREAM_BYTES and lanes * per_lane(n) + 3 * n * n <= STACK_LIMIT
+    Ok = stack((3 if stream else 0, n, n))
+    SP = stack((5,)).view(np.int64)
     Dw = stack((lanes, 3, n, n))
     Dz = Dw.reshape(-1)   # zeroed once: every group writes the same entries (the factor too: no fill-in)
     for a in range(Dz.shape[0]):
@@ -113,7 +119,16 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
             k = s + l
             if status[k]:
                 continue
-            status[k] = Status.SINGULAR if inner[l] else solve_state(par, first, last, Dw[l], D[k])   # M^{-1} ...
+            if inner[l]:
+                status[k] = Status.SINGULAR
+            elif stream:
+                status[k] = solve_state(par, first, last, Dw[l], Ok)                                   # M^{-1} ...
+                stream_plan(SP, D, k * 3 * n * n, 3 * n * n, 1)
+                stream_step(SP, D, Ok, True)
+            else:
+                status[k] = solve_state(par, first, last, Dw[l], D[k])
+    if stream:
+        store_fence()
 
 
 @njit(**KERNEL)

@@ -194,13 +194,16 @@ def test_batches_equal_single_states_and_report_the_bad_one(rng):
         screwdyn.inverse_dynamics_derivatives(model, Q, QD, QDD)
 
 
-def test_a_batch_past_the_cache_is_streamed_and_equals_single_states(rng):
+@pytest.mark.parametrize("joints", [40, 41])
+def test_a_batch_past_the_cache_is_streamed_and_equals_single_states(joints, rng):
     """An output larger than work.STREAM_BYTES is copied from work by non-temporal stores (the
     kernel's solve 3): into an out= whose start is not on a cache line (an 8-byte offset), with a
     partial last group, it equals each state's own call bit for bit (zeros where two joints are on
-    different branches included), and a NaN is still reported at its batch index."""
+    different branches included), and a NaN is still reported at its batch index. 40 joints: the
+    states' lines start at the same entry (3 n^2 a multiple of 8), copied four lanes at once; 41:
+    a state at a time."""
     from screwdyn.algorithms.work import STREAM_BYTES
-    model = random_model(rng, n=40, fixed=2, branching=0.7)
+    model = random_model(rng, n=joints, fixed=2, branching=0.7)
     n = model.n
     B = (STREAM_BYTES // (24 * n * n) // 4 + 1) * 4 + 3   # (a partial last group of LANES = 4)
     assert 24 * n * n * B > STREAM_BYTES and B % 4 == 3

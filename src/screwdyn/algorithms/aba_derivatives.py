@@ -102,7 +102,7 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
     # an output past the cache: each state's matrices solved into work, then streamed into D
     stream = 24 * n * n * D.shape[0] > STREAM_BYTES and lanes * per_lane(n) + 3 * n * n <= STACK_LIMIT
     Ok = stack((3 if stream else 0, n, n))
-    SP = stack((5,)).view(np.int64)
+    SP = stack((6,)).view(np.int64)
     Dw = stack((lanes, 3, n, n))
     Dz = Dw.reshape(-1)   # zeroed once: every group writes the same entries (the factor too: no fill-in)
     for a in range(Dz.shape[0]):
@@ -123,8 +123,8 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
                 status[k] = Status.SINGULAR
             elif stream:
                 status[k] = solve_state(par, first, last, Dw[l], Ok)                                   # M^{-1} ...
-                stream_plan(SP, D, k * 3 * n * n, 3 * n * n, 1)
-                stream_step(SP, D, Ok, True)
+                stream_plan(SP, D, k * 3 * n * n, 3 * n * n, 1, 1)
+                stream_step(SP, D, Ok, True, 1)
             else:
                 status[k] = solve_state(par, first, last, Dw[l], D[k])
     if stream:

@@ -307,21 +307,56 @@ if FAST:
         return c(a), codegen
 
     @intrinsic
-    def stream_line(typingctx, x, ox, y, oy):
-        """``x[ox:ox + 8] = y[oy:oy + 8]`` (C-contiguous float64 arrays, flat offsets) as one
-        non-temporal store of a whole cache line: ``x[ox]`` must be 64-byte aligned."""
-        if not all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64 for a in (x, y)):
+    def stream_line(typingctx, x, ox, y, oy, stride):
+        """``x[ox + c] = y[oy + c stride]`` for ``c < 8`` (C-contiguous float64 arrays, flat offsets)
+        as one non-temporal store of a whole cache line: ``x[ox]`` must be 64-byte aligned."""
+        if not (all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64 for a in (x, y))
+                and all(isinstance(i, types.Integer) for i in (ox, oy, stride))):
             return None
 
         def codegen(context, builder, signature, args):
+            intp = context.get_value_type(types.intp)
+            ox_, oy_, st_ = (context.cast(builder, args[j], signature.args[j], types.intp) for j in (1, 3, 4))
+            xd, yd = (context.make_array(signature.args[j])(context, builder, args[j]).data for j in (0, 2))
             vt = _llir.VectorType(_llir.DoubleType(), 8)
-            px, py = (builder.bitcast(builder.gep(context.make_array(signature.args[j])(context, builder, args[j]).data,
-                                                  [context.cast(builder, args[j + 1], signature.args[j + 1], types.intp)]),
-                                      vt.as_pointer()) for j in (0, 2))
-            store = builder.store(builder.load(py, align=8), px, align=64)
+            v = _llir.Constant(vt, None)
+            for c in range(8):
+                at = builder.add(oy_, builder.mul(_llir.Constant(intp, c), st_))
+                v = builder.insert_element(v, builder.load(builder.gep(yd, [at]), align=8), _llir.Constant(intp, c))
+            store = builder.store(v, builder.bitcast(builder.gep(xd, [ox_]), vt.as_pointer()), align=64)
             store.set_metadata("nontemporal", builder.module.add_metadata([_llir.Constant(_llir.IntType(32), 1)]))
             return context.get_dummy_value()
-        return types.none(x, ox, y, oy), codegen
+        return types.none(x, ox, y, oy, stride), codegen
+
+    @intrinsic
+    def stream_lanes(typingctx, x, ox, sx, y, oy, m, lanes):
+        """``x[ox + l sx + c] = y[oy + c lanes + l]`` for ``c < 8`` and ``l < m``: eight entries of ``m``
+        of the ``lanes`` runs that sit side by side in ``y`` (a literal number of them), each run's as
+        one non-temporal store of a whole cache line of ``x`` (``x[ox + l sx]`` 64-byte aligned)."""
+        if not (all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64 for a in (x, y))
+                and all(isinstance(i, types.Integer) for i in (ox, sx, oy, m))
+                and isinstance(lanes, types.IntegerLiteral)):
+            return None
+        L = lanes.literal_value
+
+        def codegen(context, builder, signature, args):
+            intp = context.get_value_type(types.intp)
+            ox_, sx_, oy_, m_ = (context.cast(builder, args[j], signature.args[j], types.intp) for j in (1, 2, 4, 5))
+            xd, yd = (context.make_array(signature.args[j])(context, builder, args[j]).data for j in (0, 3))
+            vt = _llir.VectorType(_llir.DoubleType(), 8)
+            block = builder.load(builder.bitcast(builder.gep(yd, [oy_]), _llir.VectorType(_llir.DoubleType(), 8 * L)
+                                                 .as_pointer()), align=8)
+            nontemporal = builder.module.add_metadata([_llir.Constant(_llir.IntType(32), 1)])
+            for l in range(L):
+                with builder.if_then(builder.icmp_signed("<", _llir.Constant(intp, l), m_)):
+                    v = builder.shuffle_vector(block, _llir.Constant(block.type, None),
+                                               _llir.Constant(_llir.VectorType(_llir.IntType(32), 8),
+                                                              [l + c * L for c in range(8)]))
+                    at = builder.add(ox_, builder.mul(_llir.Constant(intp, l), sx_))
+                    store = builder.store(v, builder.bitcast(builder.gep(xd, [at]), vt.as_pointer()), align=64)
+                    store.set_metadata("nontemporal", nontemporal)
+            return context.get_dummy_value()
+        return types.none(x, ox, sx, y, oy, m, lanes), codegen
 
     @intrinsic
     def store_fence(typingctx):
@@ -404,10 +439,17 @@ if FAST:
         return types.none(state), codegen
 else:
     @njit(**HELPER)
-    def stream_line(x, ox, y, oy):
+    def stream_line(x, ox, y, oy, stride):
         xf, yf = x.reshape(-1), y.reshape(-1)
         for c in range(8):
-            xf[ox + c] = yf[oy + c]
+            xf[ox + c] = yf[oy + c * stride]
+
+    @njit(**HELPER)
+    def stream_lanes(x, ox, sx, y, oy, m, lanes):
+        xf, yf = x.reshape(-1), y.reshape(-1)
+        for l in range(m):
+            for c in range(8):
+                xf[ox + l * sx + c] = yf[oy + c * lanes + l]
 
     @njit(**HELPER)
     def store_fence():

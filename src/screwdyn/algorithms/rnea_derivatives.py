@@ -100,9 +100,10 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     constant) at a time. ``solve`` (a literal too) 0: ``D`` zeroed here, then its entries written;
     2: only the entries written, ``D`` holding zeros everywhere else already (work reused for the
     states of a batch: the entries written are the same for every state, :mod:`.aba_derivatives`);
-    3: as 2 into work of the lanes' matrices (``3 n^2`` floats a lane, zeroed once), each group's
-    copied into ``D`` by non-temporal stores during the next group's pass 1 (an output larger
-    than the cache, :data:`.work.STREAM_BYTES`);
+    3: into work of the lanes' matrices (``(3, n, n, L)``, the lanes innermost, so that an entry of
+    the lanes is one vector store; zeroed once), each group's copied into ``D`` by non-temporal
+    stores during the next group's pass 1 (an output larger than the cache,
+    :data:`.work.STREAM_BYTES`);
     1 (the derivatives of forward dynamics of a small model, :mod:`.aba_derivatives`): the lanes'
     matrices stay in lanes for :func:`.ltdl.inverse_times_lanes` and ``D[k]`` is
     ``(-M^{-1} dtau_dq, -M^{-1} dtau_dqd, M^{-1})``;
@@ -135,10 +136,10 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
     VJ = scratch(6, lanes)       # v_J of a multi-DoF joint's row
     bad = stack((L,)).view(np.int64)
     NF = stack((L,))
-    Dw = stack((L * 3 * n * n if solve == 3 else 0,))   # solve 3: the lanes' matrices, their zeros written once
+    Dw = stack((3 * n * nn if solve == 3 else 0,))   # solve 3: the lanes' matrices (3, n, n, L), zeros written once
     for a in range(Dw.shape[0]):
         Dw[a] = 0.0
-    SP = stack((5,)).view(np.int64)                       # the copy of the last group's into D (work.stream_plan)
+    SP = stack((6,)).view(np.int64)                       # the copy of the last group's into D (work.stream_plan)
     SP[1] = 0
     par_of = stack((n,)).view(np.int64)   # the parents as integers (the ancestor walks read them)
     lam = stack((n,)).view(np.int64)      # the parent of each row's joint (its first row's parent)
@@ -165,7 +166,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
         load(qdd, b, m, QDD, bad, Status.NONFINITE + 2)
         if use_fext:
             load_wrenches(fext, b, m, FE, bad)
-        Dl = window(Dw, 0, (m, 3, n, n)) if solve == 3 else window(D, b * 3 * n * n, (m, 3, n, n))
+        Dl = window(D, b * 3 * n * n, (m, 3, n, n))   # the lanes' rows of D, written in place (solve 0, 2)
         for l in range(m):
             NF[l] = 0.0                 # the sum of x * 0 over the entries written: NaN if one is NaN or inf
         if solve == 0:
@@ -227,10 +228,10 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     e0, e1, e2, e3, e4, e5 = wrench_to_parent(T0i, get6(FE[i], l))
                     add(Fc[i], l, (-e0, -e1, -e2, -e3, -e4, -e5))
             if solve == 3:
-                stream_step(SP, D, Dw, False)                                             # a step a body
+                stream_step(SP, D, Dw, False, L)                                          # a step a body
 
         if solve == 3:
-            stream_step(SP, D, Dw, True)          # (the rest, before pass 2 writes the work again)
+            stream_step(SP, D, Dw, True, L)   # (the rest, before pass 2 writes the work again)
 
         # Pass 2: subtree sums, tips to base, and the rows and columns of the three matrices.
         for i in range(n - 1, -1, -1):
@@ -258,6 +259,10 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     Ts[0, i, i, l] = qii
                     Ts[1, i, i, l] = vii
                     Hs[i, i, l] = mii
+                elif solve == 3:
+                    Dw[(i * n + i) * L + l] = qii
+                    Dw[n * nn + (i * n + i) * L + l] = vii
+                    Dw[2 * n * nn + (i * n + i) * L + l] = mii
                 else:
                     Dl[l, 0, i, i] = qii
                     Dl[l, 1, i, i] = vii
@@ -279,9 +284,16 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
                     lanes_copy(Ts, n * nn + i * nn + j * L, R, 2 * L, L)
                     lanes_copy(Ts, n * nn + j * nn + i * L, R, 3 * L, L)
                     lanes_copy(Hs, i * nn + j * L, R, 4 * L, L)
+                elif solve == 3:                                      # (Dw: the lanes innermost)
+                    lanes_copy(Dw, j * nn + i * L, R, 0, L)
+                    lanes_copy(Dw, i * nn + j * L, R, L, L)
+                    lanes_copy(Dw, n * nn + j * nn + i * L, R, 2 * L, L)
+                    lanes_copy(Dw, n * nn + i * nn + j * L, R, 3 * L, L)
+                    lanes_copy(Dw, 2 * n * nn + j * nn + i * L, R, 4 * L, L)
+                    lanes_copy(Dw, 2 * n * nn + i * nn + j * L, R, 4 * L, L)
                 for l in range(m):
                     qji, qij, vji, vij, mij = R[0, l], R[1, l], R[2, l], R[3, l], R[4, l]
-                    if solve != 1:
+                    if solve == 0 or solve == 2:
                         Dl[l, 0, j, i] = qji
                         Dl[l, 0, i, j] = qij
                         Dl[l, 1, j, i] = vji
@@ -319,9 +331,9 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
             if NF[l] != 0.0 and bad[l] == 0:   # finite inputs, a D beyond float64: some x * 0 is NaN
                 status[b + l] = Status.OVERFLOW
         if solve == 3:
-            stream_plan(SP, D, b * 3 * n * n, m * 3 * n * n, n)
+            stream_plan(SP, D, b * 3 * n * n, 3 * n * n, m, n)
     if solve == 3:
-        stream_step(SP, D, Dw, True)
+        stream_step(SP, D, Dw, True, L)
         store_fence()
 
 

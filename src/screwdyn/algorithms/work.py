@@ -27,7 +27,8 @@ from numba import njit
 from numba.extending import overload
 
 from .internals import (
-    ATOMICS, DRIVER, HELPER, INLINE, address_of, as_contiguous, fetch_add, num_threads, stream_line, window,
+    ATOMICS, DRIVER, HELPER, INLINE, address_of, as_contiguous, fetch_add, num_threads, stream_lanes, stream_line,
+    window,
 )
 from .layout import NQ
 from .status import Status
@@ -277,37 +278,56 @@ STREAM_BYTES = 32 << 20
 
 
 @njit(**HELPER)
-def stream_plan(S, X, o, size, pieces):
-    """Plan the copy of a run of work ``Y[0:size]`` into ``X[o:o + size]`` (flat, C-contiguous) in
-    ``pieces`` steps of :func:`stream_step`: ``S`` (five int64) holds ``o``, ``size``, the floats done,
-    the first float of ``X`` on a line boundary and the floats of a step (whole lines)."""
+def stream_plan(S, X, o, run, m, pieces):
+    """Plan the copy of ``m`` runs of ``run`` floats of work into ``X[o:o + m run]`` (flat,
+    C-contiguous; run ``l`` at ``o + l run``) in ``pieces`` steps of :func:`stream_step`: ``S`` (six
+    int64) holds ``o``, ``run``, the floats of each run done, the first float of run 0 on a line
+    boundary of ``X``, the floats of a step (whole lines) and ``m``."""
     head = 0
-    while head < size and address_of(X, o + head) % 64 != 0:
+    while head < run and address_of(X, o + head) % 64 != 0:
         head += 1
-    S[0], S[1], S[2], S[3] = o, size, 0, head
-    S[4] = ((size + pieces - 1) // pieces + 7) // 8 * 8
+    S[0], S[1], S[2], S[3], S[5] = o, run, 0, head, m
+    S[4] = ((run + pieces - 1) // pieces + 7) // 8 * 8
 
 
 @njit(**HELPER)
-def stream_step(S, X, Y, all_rest):
-    """The next step of the copy that ``S`` plans (all that is left when ``all_rest``): whole lines of
-    ``X`` by non-temporal stores (``internals.stream_line``), the partial lines at either end of the
-    run by plain ones. The caller fences (``internals.store_fence``) before its output is read."""
-    o, size, done, head = S[0], S[1], S[2], S[3]
-    if done >= size:
+def stream_step(S, X, Y, all_rest, lanes):
+    """The next step of the copy that ``S`` plans (all that is left when ``all_rest``) from work ``Y``
+    holding the runs side by side (float ``f`` of run ``l`` at ``Y[f lanes + l]``; one lane: a plain
+    run): whole lines of ``X`` by non-temporal stores (``internals.stream_lanes`` where every run's
+    lines start at the same float, else ``internals.stream_line`` a run at a time), the partial
+    lines at the ends of the runs by plain ones. The caller fences (``internals.store_fence``)
+    before its output is read."""
+    o, run, done, head, m = S[0], S[1], S[2], S[3], S[5]
+    if done >= run:
         return
-    end = size if all_rest else min(size, max(head, done) + S[4])
+    end = run if all_rest else min(run, max(head, done) + S[4])
     xf, yf = X.reshape(-1), Y.reshape(-1)
-    k = done
-    while k < end and k < head:
-        xf[o + k] = yf[k]
-        k += 1
-    while k + 8 <= end:
-        stream_line(X, o + k, Y, k)
-        k += 8
-    while k < end:
-        xf[o + k] = yf[k]
-        k += 1
+    if m == 1 or run % 8 == 0:
+        f = done
+        while f < end and f < head:
+            for l in range(m):
+                xf[o + l * run + f] = yf[f * lanes + l]
+            f += 1
+        while f + 8 <= end:
+            stream_lanes(X, o + f, run, Y, f * lanes, m, lanes)
+            f += 8
+        while f < end:
+            for l in range(m):
+                xf[o + l * run + f] = yf[f * lanes + l]
+            f += 1
+    else:
+        for l in range(m):
+            f = done
+            while f < end and address_of(X, o + l * run + f) % 64 != 0:
+                xf[o + l * run + f] = yf[f * lanes + l]
+                f += 1
+            while f + 8 <= end:
+                stream_line(X, o + l * run + f, Y, f * lanes + l, lanes)
+                f += 8
+            while f < end:
+                xf[o + l * run + f] = yf[f * lanes + l]
+                f += 1
     S[2] = end
 
 

@@ -306,6 +306,11 @@ if FAST:
             return _impl_ret_borrowed(context, builder, c, args[0])
         return c(a), codegen
 
+    def _stream_store(builder, value, data, offset):
+        """One non-temporal store of the 8-double ``value`` at ``data[offset]`` (64-byte aligned)."""
+        store = builder.store(value, _vector_at(builder, data, offset, 8), align=64)
+        store.set_metadata("nontemporal", builder.module.add_metadata([_llir.Constant(_llir.IntType(32), 1)]))
+
     @intrinsic
     def stream_line(typingctx, x, ox, y, oy, stride):
         """``x[ox + c] = y[oy + c stride]`` for ``c < 8`` (C-contiguous float64 arrays, flat offsets)
@@ -323,8 +328,7 @@ if FAST:
             for c in range(8):
                 at = builder.add(oy_, builder.mul(_llir.Constant(intp, c), st_))
                 v = builder.insert_element(v, builder.load(builder.gep(yd, [at]), align=8), _llir.Constant(intp, c))
-            store = builder.store(v, builder.bitcast(builder.gep(xd, [ox_]), vt.as_pointer()), align=64)
-            store.set_metadata("nontemporal", builder.module.add_metadata([_llir.Constant(_llir.IntType(32), 1)]))
+            _stream_store(builder, v, xd, ox_)
             return context.get_dummy_value()
         return types.none(x, ox, y, oy, stride), codegen
 
@@ -343,18 +347,13 @@ if FAST:
             intp = context.get_value_type(types.intp)
             ox_, sx_, oy_, m_ = (context.cast(builder, args[j], signature.args[j], types.intp) for j in (1, 2, 4, 5))
             xd, yd = (context.make_array(signature.args[j])(context, builder, args[j]).data for j in (0, 3))
-            vt = _llir.VectorType(_llir.DoubleType(), 8)
-            block = builder.load(builder.bitcast(builder.gep(yd, [oy_]), _llir.VectorType(_llir.DoubleType(), 8 * L)
-                                                 .as_pointer()), align=8)
-            nontemporal = builder.module.add_metadata([_llir.Constant(_llir.IntType(32), 1)])
+            block = builder.load(_vector_at(builder, yd, oy_, 8 * L), align=8)
             for l in range(L):
                 with builder.if_then(builder.icmp_signed("<", _llir.Constant(intp, l), m_)):
                     v = builder.shuffle_vector(block, _llir.Constant(block.type, None),
                                                _llir.Constant(_llir.VectorType(_llir.IntType(32), 8),
                                                               [l + c * L for c in range(8)]))
-                    at = builder.add(ox_, builder.mul(_llir.Constant(intp, l), sx_))
-                    store = builder.store(v, builder.bitcast(builder.gep(xd, [at]), vt.as_pointer()), align=64)
-                    store.set_metadata("nontemporal", nontemporal)
+                    _stream_store(builder, v, xd, builder.add(ox_, builder.mul(_llir.Constant(intp, l), sx_)))
             return context.get_dummy_value()
         return types.none(x, ox, sx, y, oy, m, lanes), codegen
 

@@ -270,7 +270,8 @@ def copy_lanes(src, dst, m):
 
 # ---------------------------------------------------------------------------------- outputs past the cache
 # A batch whose output is larger than this many bytes is written with non-temporal stores, around the
-# caches, a group of states at a time from work that stays in the cache (tests/test_work.py). Talos'
+# caches, a group of states at a time from work that stays in the cache (tests: the derivatives'
+# test_a_batch_past_the_cache_is_streamed_and_equals_single_states; docs/performance.md). Talos'
 # derivatives of inverse dynamics (46 KB a state), one thread, this machine's 2 MiB L2 and shared L3:
 # B = 1,000 (46 MB) 6.0-6.2 us a state streamed against 5.8-8.1 with plain stores (the more, the busier
 # the machine's L3); B = 512 (23 MB) 6.2-6.3 against 5.8-6.0, B = 64 7.4 against 5.8.

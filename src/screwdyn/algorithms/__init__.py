@@ -27,6 +27,6 @@ a single state and a batch run the same compiled code.
 """
 import os
 
-from .internals import install_cache_stamp
+from .target import install_cache_stamp
 
 install_cache_stamp(os.path.dirname(os.path.abspath(__file__)))   # before any kernel is decorated

@@ -30,15 +30,16 @@ The symmetric ``IA_i`` are held as their 21 upper-triangle numbers (:data:`.iner
 ``L`` states run side by side (:mod:`.work`); ``F_ext_i`` is in body ``i``'s frame, as in :mod:`.rnea`.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .inertia_kernels import articulated, articulated_shift, body_inertia, inertia_apply, inertia_rotate, massless
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, scratch, stack, window
+from .internals import release_gil, restore_gil, scratch, stack, window
 from .joints import in_parent_frame, joint_poses, joint_screw, joint_velocities, screw_half
 from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, aligned, aligned_in_parent, cross_force, rotate6, translate_twist, translate_wrench
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, lanes_of, q_size, load,
     load_wrenches, put, row, store, units,
@@ -256,7 +257,7 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
         store(QDD, b, m, qdd, status, bad)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def aba_one(kd, q, qd, tau, fext, use_fext, qdd):
     """One state: :func:`aba` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
     n, nq = kd.shape[0] - 1, q_size(kd)
@@ -271,7 +272,7 @@ def aba_one(kd, q, qd, tau, fext, use_fext, qdd):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, lanes):
     """States ``(B, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
     B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)

@@ -27,11 +27,11 @@ and gives one state's numbers exactly.
 import math
 
 import numpy as np
-from numba import njit
 
-from .internals import HELPER, KERNEL, fma, window
+from .internals import fma, window
 from .layout import AXIS, AXISK, BALL, FREE, INNER, JSCALE, JTYPE, ONE_DOF, POS, POSEK, PRISMATIC, QIDX, ROT
 from .spatial_kernels import compose
+from .target import HELPER, ONE, njit
 from .work import q_size
 
 
@@ -443,14 +443,14 @@ def twist_bracket(a, b):
             (a[0] * b[4] - a[1] * b[3]) + (a[3] * b[1] - a[4] * b[0]))
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def integrate_rows(kd, Q, V, dt, OUT):
     """:func:`joint_integrate` of every row of ``Q (B, nq)``, ``V (B, nv)`` into ``OUT (B, nq)`` (C
     arrays; :func:`screwdyn.integrate`)."""
     joint_integrate(kd, Q, V, dt, OUT, Q.shape[0])
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def dexp_inverse_rows(kd, X, V, OUT):
     """:func:`joint_dexp_inverse` of every row of ``X, V (B, nv)`` into ``OUT`` (C arrays;
     :func:`screwdyn.configuration.dexp_inverse`)."""

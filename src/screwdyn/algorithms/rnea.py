@@ -22,15 +22,16 @@ Work arrays have a row more than there are bodies: row ``n`` is the base, which 
 ``-1`` reads without a branch.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .inertia_kernels import body_inertia, inertia_apply, massless
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, scratch, stack, window
+from .internals import release_gil, restore_gil, scratch, stack, window
 from .joints import in_parent_frame, joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, cross_force, twist_to_child, wrench_to_parent
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, get6, get12, is_rows, is_vector, lanes_of, q_size, load, load_wrenches, put, row,
     store, units,
@@ -162,7 +163,7 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
         store(TAU, b, m, tau, status, bad)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def rnea_one(kd, q, qd, qdd, fext, use_fext, tau):
     """One state (vectors ``(n,)``, ``fext (n, 6)``): :func:`rnea` on it as a batch of one.
     Returns its status, or NOT_FAST for a vector of another length or stride. (The literal range
@@ -180,7 +181,7 @@ def rnea_one(kd, q, qd, qdd, fext, use_fext, tau):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, lanes):
     """States ``(B, n)`` over numba's threads (:func:`.work.units`). Returns 0, or NOT_FAST with
     nothing computed when an array is not of the shape and C layout the kernel indexes."""

@@ -25,8 +25,16 @@ class Trajectory:
         kinetic_energy    (..., N)      1/2 qd^T M(q) qd [J] (rotor inertia included)
         potential_energy  (..., N)      gravitational potential energy [J] (zero at the base origin)
         total_energy      (..., N)      their sum
-        limits            dict of (n,) q_lower, q_upper, velocity, effort (or None)
-        info              nfev, wall_time, the limits report ("limits"), diverged rollouts ...
+        limits            dict of (n,) q_lower, q_upper, velocity, effort: the model's limits (or None)
+        info              nfev, wall_time, the limits exceeded ("limits"), diverged rollouts ...
+
+    ``info["limits"]`` holds what the :class:`~screwdyn.sim.LimitWarning` summarises in one line:
+    ``{"position": .., "velocity": .., "effort": .., "joint_limits": bool}``, each kind a dict
+    ``{joint: {"max", "limit", "t", "rollouts", "unit"}}`` of the joints that went beyond that limit
+    (``max``: the largest ``|qd|``, the largest commanded ``|tau|``, or the depth beyond a position
+    limit; ``t``: the first time [s]; ``rollouts``: the flat indices of the rollouts that did; effort
+    entries also say whether the torque was ``"saturated"``). :meth:`limit_report` gives it one line
+    per joint.
 
     The energies are computed when first read (from the model that made the trajectory), NaN for
     the samples of a diverged rollout. ``traj[i]`` is rollout ``i`` of a batch.
@@ -114,7 +122,9 @@ class Trajectory:
 
     # ------------------------------------------------------------------ limits
     def limit_report(self) -> list:
-        """The limits exceeded, one line each (``info["limits"]``; empty when none was)."""
+        """The limits exceeded, one line per joint and kind (``info["limits"]``; empty when none was):
+        ``"panda_joint4: |qd| up to 13.44 rad/s > velocity limit 2.175, from t = 0.001 s in 10 of 10
+        rollouts (0, 1, 2, 3, 4, 5, 6, 7, ...)"``."""
         return _report_lines(self.info.get("limits", {}), self.batch_shape)
 
     def view(self, model=None, **options):

@@ -75,8 +75,9 @@ Defaults (:class:`JointLimits`): ``timeconst = 0.002 s`` (the stiffest the clamp
 ``dt = 1 ms``; MuJoCo's default is 0.02 s), ``dampratio = 1``; ``JointLimits(stiffness=k,
 damping=c)`` sets ``k`` [1/s^2] and ``c`` [1/s] directly; ``joint_limits=False`` switches the limits
 off. A joint beyond a limit costs one more ABA call per evaluation. Velocity and effort limits are
-not enforced: a rollout that exceeds them is reported (:class:`LimitWarning`, naming joints, times
-and rollouts; ``Trajectory.info["limits"]``); ``saturate=True`` clips the applied torque to the
+not enforced: a rollout that exceeds them is reported (:class:`LimitWarning`, one line: the joints,
+the worst excess, how many rollouts; each joint's figures, times and rollouts in
+``Trajectory.info["limits"]`` and ``Trajectory.limit_report()``); ``saturate=True`` clips the applied torque to the
 effort limit, ``|tau_i| <= model.effort_limit[i]``.
 
 The package's parts: :mod:`.rollouts` (``simulate``: checks the arguments, runs the rollouts,

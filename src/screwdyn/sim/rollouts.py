@@ -182,7 +182,7 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
     report and warnings stay in the worker: ``info["limits"]`` is None."""
     from functools import partial
 
-    from ._dask import as_array, map_batches
+    from .._dask import as_array, map_batches
     n, nq, nv = model.n, model.nq, model.nv
     t = _time_grid(duration, dt)
     N = len(t)
@@ -222,7 +222,7 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
 
 def _rollout_chunk(model, duration, dt, tau, f_ext, split, options, q0, qd0, *per_rollout):
     """One chunk of :func:`_dask_simulate`: ``(Q, V, A, TAU, diverged)`` of its rollouts."""
-    from ._dask import chunk_threads
+    from .._dask import chunk_threads
     rest = iter(per_rollout)
     tau = next(rest) if split[0] else tau
     f_ext = next(rest) if split[1] else f_ext

@@ -89,7 +89,7 @@ class Trajectory:
             if any_dask(self.q, self.qd):   # lazily, chunk by chunk
                 from functools import partial
 
-                from ._dask import map_batches
+                from .._dask import map_batches
                 self._kinetic, self._potential = map_batches(partial(_energy_samples, self.model), [self.q, self.qd],
                                                              [1, 1], ((), ()), name="screwdyn-energies")
             else:
@@ -135,7 +135,7 @@ class Trajectory:
         if model is None:
             raise InputError("Trajectory.view: this trajectory does not know its model (it was not made by "
                              "simulate); pass it: traj.view(model)")
-        from .viz.viewer import view
+        from ..viz.viewer import view
 
         return view(model, self, **options)
 

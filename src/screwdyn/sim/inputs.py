@@ -9,7 +9,6 @@ import math
 import numpy as np
 
 from ..dispatch import wrench_rows
-from ..dynamics import external_wrenches
 from ..errors import InputError
 
 
@@ -82,6 +81,7 @@ def _source(value, name, model, steps, batch, wrench):
                 shape = np.broadcast_shapes(*(np.shape(w)[:-1] for w in value.values()))
             except ValueError:
                 raise InputError("f_ext: the wrench arrays of the dict do not broadcast to one shape") from None
+            from .. import external_wrenches   # (screwdyn's, looked up at the call: what a test patches there is used)
             value = external_wrenches(model, value, shape)
         try:
             arr = np.asarray(value, dtype=float)
@@ -161,6 +161,7 @@ class _Inputs:
         out = self.fext[1](*self._args(t, q, qd, member))
         B = len(q)
         if isinstance(out, dict):
+            from .. import external_wrenches
             out = external_wrenches(self.model, out, np.broadcast_shapes(*(np.shape(w)[:-1] for w in out.values())))
         out = np.asarray(out, dtype=float)
         nb = self.model.nbodies

@@ -18,9 +18,8 @@ import numpy as np
 
 from ..algorithms.rollout import EULER, RK4, SEMI_IMPLICIT_EULER
 from ..algorithms.status import Status
-from ..configuration import dexp_inverse, integrate
+from ..configuration import dexp_inverse
 from ..dispatch import Kernel, statuses
-from ..dynamics import linearize
 from ..errors import InputError
 from .limits import _dof_positions, _drive, _limits, _saturate, _watch_start
 from .report import SimulationError, _singular
@@ -57,6 +56,7 @@ def _integrate(model, q, v, dt):
     :func:`screwdyn.algorithms.joints.joint_integrate` of the rollouts). Revolute and prismatic
     joints: ``q + dt v``; free-flyers and spherical joints on their manifolds, quaternions kept unit."""
     if model.nq != model.nv:
+        from .. import integrate   # (screwdyn's, looked up at the call: what a test patches there is used)
         return integrate(model, q, v, dt)
     return q + dt * v
 
@@ -220,6 +220,8 @@ def _rkmk4(model, accel, tk, h, q, qd, a, k):
     ``a = accel(q, qd)`` (Munthe-Kaas 1998; :func:`screwdyn.configuration.dexp_inverse`): fourth
     order on the joints' manifolds, where adding the stages' velocities in ``q``'s tangent space is
     second order. Revolute and prismatic joints step as classical RK4."""
+    from .. import integrate
+
     h2 = 0.5 * h
     v2 = qd + h2 * a
     x2 = h2 * qd
@@ -263,6 +265,7 @@ def _adaptive(name, t, inputs, field, Q, V, A, TAU, dead, bar, per_step, options
         def jacobian(tk, q, qd, k, b=b):   # d xdot / dx, docs/theory.md (14.12): the analytic Jacobian for Radau
             tau = inputs.torque(tk, q[None], qd[None], k, b)[0]
             F = inputs.wrenches(tk, q[None], qd[None], k, b)
+            from .. import linearize
             return linearize(model, q, qd, tau, f_ext=None if F is None else F[0], friction=friction)[0]
 
         try:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._dask import any_dask
-from ..dynamics import kinetic_energy, potential_energy
 from ..errors import InputError
 from .report import _report_lines
 
@@ -200,6 +199,7 @@ class Trajectory:
 
 def _energy_samples(model, q, qd):
     """Kinetic and potential energy of samples ``(..., nq)``, ``(..., nv)``; NaN where a sample is not finite."""
+    from .. import kinetic_energy, potential_energy
     Q, QD = q.reshape(-1, q.shape[-1]), qd.reshape(-1, qd.shape[-1])
     ok = np.isfinite(Q).all(axis=1) & np.isfinite(QD).all(axis=1)
     K, U = np.full(len(Q), np.nan), np.full(len(Q), np.nan)

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..dispatch import wrench_rows
+from ..dispatch import shape_message, wrench_rows
 from ..errors import InputError
 
 
@@ -32,11 +32,11 @@ def _states(q0, qd0, nq, nv):
             x = np.array(x, dtype=float)
         except (TypeError, ValueError):
             raise InputError(f"{name} must be an array of {size} numbers, or (..., {size}) for a batch") from None
-        if x.ndim == 0:
-            x = np.full(size, float(x))
-        if x.shape[-1] != size:
-            raise InputError(f"{name} must have shape ({size},), or (..., {size}) for a batch of rollouts, "
-                             f"for this model; got shape {x.shape}")
+        if x.ndim == 0 or x.shape[-1] != size:   # a scalar or a last axis of 1: every joint (not q's quaternions)
+            if (x.ndim == 0 or x.shape[-1] == 1) and (name == "qd0" or nq == nv):
+                x = np.broadcast_to(x.reshape(x.shape[:-1] + (1,)), x.shape[:-1] + (size,))
+            else:
+                raise InputError(shape_message(x.shape, size, name, name == "qd0" or nq == nv))
         bad = ~np.isfinite(x).all(axis=-1)
         if bad.any():
             where = f" (rollout {tuple(int(i) for i in np.argwhere(bad)[0])})" if x.ndim > 1 else ""
@@ -95,8 +95,8 @@ def _source(value, name, model, steps, batch, wrench):
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             raise InputError(f"{name} must be {forms}") from None
-        if arr.ndim == 0:
-            arr = np.full(n, float(arr))
+        if arr.ndim == 0 or arr.shape == (1,):
+            arr = np.full(n, float(arr[()] if arr.ndim == 0 else arr[0]))
         arr = _per_step(arr, (n,), batch, steps, name, forms)
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name} contains NaN or inf")

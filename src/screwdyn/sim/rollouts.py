@@ -65,7 +65,8 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     Parameters
     ----------
     q0, qd0 : ``(nq,)``, ``(nv,)`` initial joint positions and velocities (default zeros), or
-        ``(..., nq)``, ``(..., nv)`` (broadcasting) for a batch of rollouts.
+        ``(..., nq)``, ``(..., nv)`` (broadcasting) for a batch of rollouts; a scalar (or a last
+        axis of 1) is every joint's, as NumPy broadcasts it (not for a ``q0`` with quaternions).
     duration, dt : simulated time and sampling step [s]; the step of the fixed-step integrators.
         When ``dt`` does not divide ``duration`` the last step is shorter.
     tau : applied joint torques: None, constant, per step, per rollout, or a callable

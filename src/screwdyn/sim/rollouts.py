@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 import warnings
 
@@ -163,13 +164,21 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
         nfev = steps * (4 if name == "rk4" else 1) + 1
     info = {"nfev": nfev, "wall_time": elapsed, "friction": bool(friction), "joint_limits": joint_limits,
             "saturate": bool(saturate), "hold": bool(hold)}
-    _check_dead(dead, Q, t, batch, name, info)
+    warn = not getattr(_IN_CHUNK, "on", False)
+    _check_dead(dead, Q, t, batch, name, info, warn)
     info["limits"] = report.summary(t, W, joint_limits is not False, saturate)
-    _warn_limits(model, info["limits"], batch)
+    if warn:
+        _warn_limits(model, info["limits"], batch)
     shape = batch + (N,)
     return Trajectory(t=t, q=Q.reshape(shape + (nq,)), qd=V.reshape(shape + (nv,)), qdd=A.reshape(shape + (nv,)),
                       tau=TAU.reshape(shape + (nv,)), joint_names=model.v_names, model_name=model.name,
                       integrator=name, dt=float(dt), info=info, limits=_limit_arrays(model), model=model)
+
+
+# Set on a thread while it runs a chunk of a Dask batch (_rollout_chunk): its simulate warns of
+# nothing. (warnings.catch_warnings would change the filters of every thread: the scheduler's
+# threads run chunks side by side, and one chunk's exit restored what another had just set.)
+_IN_CHUNK = threading.local()
 
 
 def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
@@ -228,18 +237,21 @@ def _rollout_chunk(model, duration, dt, tau, f_ext, split, options, q0, qd0, *pe
     tau = next(rest) if split[0] else tau
     f_ext = next(rest) if split[1] else f_ext
     batch = np.broadcast_shapes(q0.shape[:-1], qd0.shape[:-1])
-    with chunk_threads(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", SimulationWarning)   # (in a worker no one reads them: info["diverged"])
-        traj = simulate(model, q0, qd0, duration, dt, tau=tau, f_ext=f_ext, **options)
+    _IN_CHUNK.on = True   # no warnings: in a worker no one reads them (info["diverged"] says it)
+    try:
+        with chunk_threads():
+            traj = simulate(model, q0, qd0, duration, dt, tau=tau, f_ext=f_ext, **options)
+    finally:
+        _IN_CHUNK.on = False
     diverged = np.zeros(batch)
     for index in traj.info["diverged"]:
         diverged[index] = 1.0
     return traj.q, traj.qd, traj.qdd, traj.tau, diverged
 
 
-def _check_dead(dead, Q, t, batch, name, info):
-    """Raise for a singular model or a single rollout that diverged; note and warn the rollouts of a
-    batch that did."""
+def _check_dead(dead, Q, t, batch, name, info, warn=True):
+    """Raise for a singular model or a single rollout that diverged; note (and with ``warn``, warn)
+    the rollouts of a batch that did."""
     if not np.any(dead):
         info["diverged"] = []
         return
@@ -254,6 +266,8 @@ def _check_dead(dead, Q, t, batch, name, info):
                               f"dt = {t[1] - t[0]:g} s{hint}")
     index = [tuple(int(i) for i in np.unravel_index(b, batch)) if len(batch) > 1 else int(b) for b in bad]
     info["diverged"] = index
+    if not warn:
+        return
     shown = ", ".join(f"{i} at t = {w:.4g} s" for i, w in list(zip(index, when))[:10])
     warnings.warn(SimulationWarning(
         f"{len(bad)} of {len(dead)} rollouts diverged with integrator {name!r}{hint}: {shown}"

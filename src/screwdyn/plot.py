@@ -48,10 +48,13 @@ def _curves(ax, t, data, color, label=None, lw=1.2, ls="-"):
     if data.ndim == 1:
         ax.plot(t, data, lw=lw, ls=ls, color=color, label=label)
         return
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)     # a time where every rollout diverged
-        p05, p25, p50, p75, p95 = np.nanpercentile(data, _FAN, axis=0)
+    if np.isnan(data).any():   # (nanpercentile goes column by column in Python: 0.1 s a curve of 2,000 samples)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # a time where every rollout diverged
+            p05, p25, p50, p75, p95 = np.nanpercentile(data, _FAN, axis=0)
+    else:
+        p05, p25, p50, p75, p95 = np.percentile(data, _FAN, axis=0)
     ax.fill_between(t, p05, p95, color=color, alpha=0.12, lw=0)
     ax.fill_between(t, p25, p75, color=color, alpha=0.3, lw=0)
     ax.plot(t, p50, lw=lw, ls=ls, color=color, label=label)

@@ -62,3 +62,17 @@ def test_the_readme_python_blocks_run_in_order(tmp_path):
 def test_the_block_extraction_finds_code_markers_and_line_numbers():
     text = "intro\n```python\na = 1\n```\n<!-- readme-test: needs viser, trimesh -->\n```python\nb = a\n```\n```bash\nls\n```\n"
     assert python_blocks(text) == [(3, "a = 1\n", ()), (7, "b = a\n", ("viser", "trimesh"))]
+
+
+def test_ci_runs_the_readme_test_command_apart_from_the_install_command():
+    """The README's first two commands (install, test) use virtual environments of their own, so
+    that the test command's editable install does not replace the first command's; .ci/run runs
+    the test command verbatim."""
+    text = README.read_text(encoding="utf-8")
+    install, test = re.findall(r"```bash\n(.+?)\n```", text)[:2]
+    venv = re.compile(r"python3 -m venv (\S+) && \. (\S+)/bin/activate")
+    (a, a_bin), (b, b_bin) = venv.match(install).groups(), venv.match(test).groups()
+    assert a == a_bin and b == b_bin and a != b
+    assert 'pip install -e ".[test]"' in test and "pip install ." in install
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test in ci

@@ -41,7 +41,8 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
   signature is in the cache, read from numba's index before compiling (to say that it compiles).
 
 ``MODE == "plain"`` (``SCREWDYN_NUMBA=plain`` in the environment, or forced when one of the pieces
-above is missing from the installed numba) uses none of them: the runtime stays on, the kernels are
+above is missing from the installed numba, or under ``NUMBA_DISABLE_JIT=1``, where the kernels run
+as Python functions: numba-cuda's simulator, :mod:`screwdyn.gpu`) uses none of them: the runtime stays on, the kernels are
 numba's ``nogil``, helpers are numba's ordinary functions, work arrays come from ``np.empty``,
 views from ``reshape``, the batch drivers split a batch evenly over ``prange`` (no atomics),
 ``fma(a, b, c)`` is ``a * b + c``, and nothing is cached (without the stamp a stale cache could compute with old code). The same
@@ -56,6 +57,7 @@ import sys
 import warnings
 
 import numpy as np
+from numba import config as _numba_config
 from numba import njit, types
 from numba.extending import intrinsic
 
@@ -80,6 +82,8 @@ def _fast_pieces():
 
 
 MODE = "plain" if os.environ.get("SCREWDYN_NUMBA", "fast").lower() == "plain" else "fast"
+if _numba_config.DISABLE_JIT:   # NUMBA_DISABLE_JIT=1 (numba-cuda's simulator): the kernels run as Python,
+    MODE = "plain"              # where an @intrinsic cannot; plain mode's pieces are plain functions there
 if MODE == "fast":
     try:
         _llir, _caching, _cgutils, _impl_ret_borrowed, _populate_array = _fast_pieces()

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from . import _dask
+from . import _dask, _gpu
 from .algorithms.internals import MODE, cache_has, compile_note, say
 from .algorithms.status import Status
 from .algorithms.work import STACK_LIMIT
@@ -514,10 +514,13 @@ def call(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=No
 
 def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=None):
     """:func:`call` for any input: checks, converts and copies, then the same entry points (a Dask
-    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`)."""
+    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`; a PyTorch, JAX or CuPy array or
+    a numba device array, on the CPU or a GPU: :func:`screwdyn._gpu.call_kernel`)."""
     check_model(model)
     if _dask.any_dask(*states, fext):
         return _dask.call_kernel(kernel, model, states, shape, fext, params, out)
+    if _gpu.any_foreign(*states, fext):   # a tensor, a CuPy or JAX array, on the CPU or a GPU
+        return _gpu.call_kernel(kernel, model, states, shape, fext, params, out)
     entry = kernel.entry
     names = entry.states
     n = model.n

@@ -95,6 +95,9 @@ class Kernel:
         compiled = entry.compiled.get(key)
         if compiled is None:
             dispatcher = entry.one if which == "one" else entry.batch
+            if not hasattr(dispatcher, "compile"):   # NUMBA_DISABLE_JIT=1: the kernel is its Python function
+                compiled = entry.compiled[key] = dispatcher
+                return compiled
             signature = entry.signature(which, lanes)
             if not Kernel._said and not cache_has(dispatcher, signature):
                 with Kernel._lock:

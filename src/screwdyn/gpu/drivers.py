@@ -119,9 +119,9 @@ def _make(kind, n, nq, dtype):
             U = cuda.local.array((N, 6), ty)
             Du = cuda.local.array((N, 2), ty)
             Qs = cuda.local.array(NQ, ty)          # a stage's q
-            Vs = cuda.local.array((1, N), ty)      # a stage's v
-            Ks = cuda.local.array((1, N), ty)      # a stage's rate of xi (RK4 on a manifold)
-            Wv = cuda.local.array((1, N), ty)      # k1 + 2 k2 + 2 k3 + k4
+            Vs = cuda.local.array((1, N), np.float64)   # a stage's v (float64: joint_dexp_inverse's tuples are
+            Ks = cuda.local.array((1, N), np.float64)   # of one type); a stage's rate of xi (RK4 on a manifold)
+            Wv = cuda.local.array((1, N), np.float64)   # k1 + 2 k2 + 2 k3 + k4
             Wa = cuda.local.array(N, ty)           # a1 + 2 a2 + 2 a3 + a4
             a = cuda.local.array(N, ty)
             qc, vc, t = q[k], v[k], tau[k]

@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from . import _dask
+from . import _dask, _gpu
 from .algorithms.target import MODE, cache_has, compile_note, say
 from .algorithms.status import Status
 from .algorithms.work import STACK_LIMIT
@@ -95,6 +95,9 @@ class Kernel:
         compiled = entry.compiled.get(key)
         if compiled is None:
             dispatcher = entry.one if which == "one" else entry.batch
+            if not hasattr(dispatcher, "compile"):   # NUMBA_DISABLE_JIT=1: the kernel is its Python function
+                compiled = entry.compiled[key] = dispatcher
+                return compiled
             signature = entry.signature(which, lanes)
             if not Kernel._said and not cache_has(dispatcher, signature):
                 with Kernel._lock:
@@ -537,10 +540,13 @@ def call(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=No
 
 def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=None):
     """:func:`call` for any input: checks, converts and copies, then the same entry points (a Dask
-    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`)."""
+    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`; a PyTorch, JAX or CuPy array or
+    a numba device array, on the CPU or a GPU: :func:`screwdyn._gpu.call_kernel`)."""
     check_model(model)
     if _dask.any_dask(*states, fext):
         return _dask.call_kernel(kernel, model, states, shape, fext, params, out)
+    if _gpu.any_foreign(*states, fext):   # a tensor, a CuPy or JAX array, on the CPU or a GPU
+        return _gpu.call_kernel(kernel, model, states, shape, fext, params, out)
     entry = kernel.entry
     names = entry.states
     n = model.n

@@ -73,6 +73,13 @@ def body_wrench(I, V, A):
 
 
 @njit(**HELPER)
+def joint_force(S, F, arm, qdd):
+    """Pass 2's ``tau_i = S_i^T F_i + armature_i qdd_i``."""
+    n0, n1, n2, f0, f1, f2 = F
+    return (S[0] * n0 + S[1] * n1 + S[2] * n2 + S[3] * f0 + S[4] * f1 + S[5] * f2) + arm * qdd
+
+
+@njit(**HELPER)
 def per_lane(n):
     """Floats of work a lane takes for ``n`` bodies."""
     return 41 * n + 46
@@ -152,8 +159,7 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
             arm = kd[i, ARMAT]
             copy_lanes(F[i], G, m)
             for l in range(m):
-                n0, n1, n2, f0, f1, f2 = get6(G, l)
-                TAU[i, l] = (S[0] * n0 + S[1] * n1 + S[2] * n2 + S[3] * f0 + S[4] * f1 + S[5] * f2) + arm * QDD[i, l]
+                TAU[i, l] = joint_force(S, get6(G, l), arm, QDD[i, l])
             if in_parent_frame(kd, i):
                 for l in range(m):
                     add(F[par], l, get6(G, l))

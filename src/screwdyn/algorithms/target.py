@@ -19,8 +19,9 @@ the same process keep numba's host target): on x86-64 machines with AVX2 and FMA
 in the environment, the host's model (:data:`CPU`). ``screwdyn compile --native`` fills the cache for
 the host's model (the processes that use it need ``SCREWDYN_CPU=native`` too).
 
-``MODE == "plain"`` (``SCREWDYN_NUMBA=plain``, or forced where the installed numba lacks a piece this
-module or :mod:`.internals` uses) compiles with numba's own ``njit`` and its runtime, and caches
+``MODE == "plain"`` (``SCREWDYN_NUMBA=plain``; forced where the installed numba lacks a piece this
+module or :mod:`.internals` uses, and under ``NUMBA_DISABLE_JIT=1``, where the kernels run as Python
+functions: numba-cuda's simulator, :mod:`screwdyn.gpu`) compiles with numba's own ``njit`` and its runtime, and caches
 nothing: the same kernels, slower, for a numba other than the pinned one.
 """
 import functools
@@ -60,6 +61,8 @@ def _fast_pieces():
 
 
 MODE = "plain" if os.environ.get("SCREWDYN_NUMBA", "fast").lower() == "plain" else "fast"
+if config.DISABLE_JIT:   # NUMBA_DISABLE_JIT=1 (numba-cuda's simulator): the kernels run as Python functions,
+    MODE = "plain"       # where an @intrinsic cannot; plain mode's pieces are plain functions there
 if MODE == "fast":
     try:
         (_llir, _caching, _cgutils, _codegen, _target_extension, _impl_ret_borrowed, _populate_array, _CPUContext,

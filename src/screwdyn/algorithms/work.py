@@ -186,11 +186,16 @@ else:
 # tuple and write a tuple into it, in straight-line code (a loop indexing the tuple would index it at
 # run time, a switch that may raise, and keep LLVM from vectorising the loop over the lanes).
 def put(A, l, t):
-    """``A[c, l] = t[c]`` for each number ``c`` of the tuple ``t``."""
+    """``A[c, l] = t[c]`` for each number ``c`` of the tuple ``t`` (compiled: the overload below; this
+    body runs under ``NUMBA_DISABLE_JIT=1``)."""
+    for c, x in enumerate(t):
+        A[c, l] = x
 
 
 def add(A, l, t):
     """``A[c, l] += t[c]`` for each number ``c`` of the tuple ``t``."""
+    for c, x in enumerate(t):
+        A[c, l] += x
 
 
 UNROLLED = {k: v for k, v in HELPER.items() if k != "cache"}   # (made by exec: no source file to cache by)

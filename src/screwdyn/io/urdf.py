@@ -167,24 +167,25 @@ def _read_source(source):
     return data, f"URDF file {str(path)!r}"
 
 
-def _parse_xml(data, label):
+def _parse_xml(data, label, error=URDFError, fmt="URDF"):
+    """The root element of the document; ``error`` (naming ``label``) when it is malformed or hostile."""
     try:
         return DET.fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except defusedxml.DTDForbidden as e:
-        raise URDFError(f"{label} declares a DTD (<!DOCTYPE ...>); refused: DTDs allow entity-expansion "
-                        "('billion laughs') and external-entity attacks, and URDF does not need them") from e
+        raise error(f"{label} declares a DTD (<!DOCTYPE ...>); refused: DTDs allow entity-expansion "
+                    f"('billion laughs') and external-entity attacks, and {fmt} does not need them") from e
     except defusedxml.EntitiesForbidden as e:
-        raise URDFError(f"{label} declares an XML entity ({e.name!r}); refused: entities allow "
-                        "entity-expansion ('billion laughs') and external-entity attacks") from e
+        raise error(f"{label} declares an XML entity ({e.name!r}); refused: entities allow "
+                    "entity-expansion ('billion laughs') and external-entity attacks") from e
     except defusedxml.ExternalReferenceForbidden as e:
-        raise URDFError(f"{label} refers to an external resource ({e.sysid!r}); refused "
-                        "(external-entity attack)") from e
+        raise error(f"{label} refers to an external resource ({e.sysid!r}); refused "
+                    "(external-entity attack)") from e
     except defusedxml.DefusedXmlException as e:
-        raise URDFError(f"{label} uses a forbidden XML construct: {e}") from e
+        raise error(f"{label} uses a forbidden XML construct: {e}") from e
     except ParseError as e:
-        raise URDFError(f"{label} is not well-formed XML: {e}") from e
+        raise error(f"{label} is not well-formed XML: {e}") from e
     except UnicodeError as e:   # a str holding what no encoding can write (a lone surrogate)
-        raise URDFError(f"{label} is not valid text: {e}") from e
+        raise error(f"{label} is not valid text: {e}") from e
 
 
 # ---------------------------------------------------------------------------- the loader

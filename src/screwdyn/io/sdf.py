@@ -397,15 +397,15 @@ def load_sdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, root=None, floa
             fa, fb = _unique(f"{j['name']}:parent", taken_links), _unique(j["name"], taken_links)
             builder.add_frame(fa, P, T_P_J)
             builder.add_frame(fb, C, inverse_transform(T_J_C))
-            specs.append(("point" if j["type"] == "ball" else "frame", fa, fb))
+            specs.append(("point" if j["type"] == "ball" else "frame", j["name"], fa, fb))
         elif j["type"] == "gearbox":
-            specs.append(("coupling",) + _gearbox(j, tree, frames, label))
+            specs.append(("coupling", j["name"]) + _gearbox(j, tree, frames, label))
         else:   # split the child link, as Pinocchio does
             copy = _unique(f"{C}_{j['name']}", taken_links)
             b = _inertial(links[C], f"link {C!r}")
             builder.add_link(copy, inertial=RigidBody(b.mass / shares[C], b.com, b.inertia / shares[C]))
             _attach(builder, j, P, copy, T_P_J, T_J_C, taken_links, taken_joints)
-            specs.append(("frame", C, copy))
+            specs.append(("frame", j["name"], C, copy))
     if springs:
         drop.append(f"the springs (spring_stiffness) of joints {springs}")
     if drop and strict:
@@ -569,16 +569,15 @@ def _gearbox(j, tree, frames, label):
 
 
 def _constraints(model, specs):
-    """The constraint objects of ``specs`` on the built ``model``."""
+    """The constraint objects of ``specs`` on the built ``model``, named after their joints."""
     from ..constraints import FrameLoop, JointCoupling, PointLoop
 
     out = []
-    for kind, *args in specs:
+    for kind, name, *args in specs:
         if kind == "point":
-            out.append(PointLoop(model, args[0], args[1]))
+            out.append(PointLoop(model, args[0], args[1], name=name))
         elif kind == "frame":
-            out.append(FrameLoop(model, args[0], args[1]))
+            out.append(FrameLoop(model, args[0], args[1], name=name))
         else:
-            coefficients, offset = args
-            out.append(JointCoupling(model, coefficients, offset=offset))
+            out.append(JointCoupling(model, args[0], offset=args[1], name=name))
     return tuple(out)

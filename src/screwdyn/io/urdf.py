@@ -45,7 +45,7 @@ from ..spatial import rotation_from_rpy, transform
 __all__ = ["load_urdf", "example_robot_data_path", "EXAMPLE_ROBOTS"]
 
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating")
-_MIMIC_MODES = ("independent", "error")
+_MIMIC_MODES = ("constraint", "independent", "error")
 # A negative principal moment of a link at most this fraction of the largest principal moment of the
 # body the link is part of (its fixed-joint group) is round-off: clamped to zero (see load_urdf).
 ROUNDOFF = 1e-6
@@ -189,7 +189,7 @@ def _parse_xml(data, label, error=URDFError, fmt="URDF"):
 
 
 # ---------------------------------------------------------------------------- the loader
-def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="independent", root=None,
+def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="constraint", root=None,
               floating_base=False) -> Model:
     """Load a robot tree from a URDF file path or XML string.
 
@@ -215,11 +215,18 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
           independent degree of freedom);
         * a ``<transmission>`` naming a joint the robot does not have: dropped.
     mimic:
-        ``"independent"`` (default, as Pinocchio): a ``<mimic>`` joint stays an independent
-        degree of freedom, its ``(leader, multiplier, offset)`` is recorded in ``model.mimic``
-        and a :class:`~screwdyn.errors.URDFWarning` lists the mimic joints. ``"error"``: refuse
-        mimic joints. A ``<mimic>`` on a fixed joint is ignored (it has no degree of freedom to
-        constrain).
+        ``"constraint"`` (default): a ``<mimic>`` joint stays a degree of freedom of the tree,
+        coupled to its leader by a :class:`~screwdyn.JointCoupling` on ``model.constraints``,
+        ``q_mimic - multiplier q_leader = offset`` (named after the mimic joint), which the
+        constrained functions apply; the unconstrained ones (``inverse_dynamics``,
+        ``mass_matrix``, ``forward_dynamics``) give the open tree's. ``"independent"``: no
+        constraint, and a :class:`~screwdyn.errors.URDFWarning` lists the mimic joints.
+        ``"error"``: refuse mimic joints. In every mode ``model.mimic`` records each mimic
+        joint's ``(leader, multiplier, offset)``, and ``q`` has every moving joint of the URDF
+        (Pinocchio's ``buildModelFromUrdf`` layout; Pinocchio 3's ``mimic=True`` instead removes
+        the mimic joint from ``q``, which makes ``q`` differ from the URDF's joint list and from
+        the joint states a robot reports). A ``<mimic>`` on a fixed joint is ignored (it has no
+        degree of freedom to constrain).
     root:
         The base link; by default the unique link that is no joint's child.
     floating_base:
@@ -259,7 +266,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
     mimics = [j["name"] for j in joints if j["mimic"] is not None and j["type"] != "fixed"]
     if mimics and mimic == "error":
         raise URDFError(f"joint {mimics[0]!r} has a <mimic> tag (mimic joints: {mimics}); refused because "
-                        "mimic='error' (use mimic='independent' to load them as independent joints)")
+                        "mimic='error' (mimic='constraint' couples them, mimic='independent' leaves them free)")
 
     child_links = {j["child"] for j in joints}
     if root is None:
@@ -323,12 +330,30 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
 
     model = _with_visuals(model, robot, source)
 
-    if mimics:
+    if mimics and mimic == "constraint":
+        model = model.replace(constraints=model.constraints + _mimic_couplings(model, mimics))
+    elif mimics:
         details = ", ".join(f"{jn!r} (mimics {model.mimic[jn][0]!r})" for jn in mimics)
         warnings.warn(f"robot {name!r}: mimic joints {details} are loaded as independent degrees of freedom; "
                       "their (leader, multiplier, offset) is kept in model.mimic. Pass mimic='error' to refuse them.",
                       URDFWarning, stacklevel=2)
     return model
+
+
+def _mimic_couplings(model: Model, mimics) -> tuple:
+    """A :class:`~screwdyn.JointCoupling` ``q_m - multiplier q_leader = offset`` per mimic joint."""
+    from ..constraints import JointCoupling
+
+    out = []
+    for jn in mimics:
+        leader, multiplier, offset = model.mimic[jn]
+        coefficients = {jn: 1.0}
+        coefficients[leader] = coefficients.get(leader, 0.0) - multiplier
+        try:
+            out.append(JointCoupling(model, coefficients, offset=offset, name=jn))
+        except ModelError as e:
+            raise URDFError(f'joint {jn!r} <mimic joint="{leader}">: {e}') from None
+    return tuple(out)
 
 
 def _with_visuals(model: Model, robot, source) -> Model:

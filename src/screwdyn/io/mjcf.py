@@ -188,6 +188,8 @@ def _check_features(m, strict: bool, label: str):
     body_names, joint_names = _names(m, "body", m.nbody, "body{}"), _names(m, "joint", m.njnt, "joint{}")
     eq_refuse, eq_drop, eq_frames, eq_specs = plan_equalities(mujoco, m, body_names, joint_names, _quat_matrix)
     refuse += eq_refuse
+    coupled = {int(o) for i in range(m.neq) if m.eq_active0[i] and int(m.eq_type[i]) == int(mujoco.mjtEq.mjEQ_TENDON)
+               for o in (m.eq_obj1id[i], m.eq_obj2id[i]) if o >= 0}
     drop += eq_drop
     for i in range(m.ntendon):
         what = named("tendon", i, "tendon")
@@ -199,7 +201,10 @@ def _check_features(m, strict: bool, label: str):
             ("damping", m.tendon_damping[i] != 0 or np.any(m.tendon_dampingpoly[i] != 0)),
             ("frictionloss", m.tendon_frictionloss[i] != 0), ("length limit", bool(m.tendon_limited[i])))
             if on]
-        drop.append(f"{what} ({', '.join(parts) + ' and ' if parts else ''}the actuators and sensors on it dropped)")
+        driven = any(int(m.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_TENDON) and m.actuator_trnid[a, 0] == i
+                     for a in range(m.nu))
+        if parts or driven or i not in coupled:   # a fixed tendon that only an equality uses is fully modelled
+            drop.append(f"{what} ({', '.join(parts) + ' and ' if parts else ''}the actuators and sensors on it dropped)")
     joint_trn = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
     for a in range(m.nu):
         what = named("actuator", a, "actuator")

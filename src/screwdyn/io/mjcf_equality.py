@@ -49,12 +49,14 @@ def plan_equalities(mujoco, m, body_names, joint_names, quat_matrix):
     refuse, drop, frames, specs = [], [], [], []
     kinds = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect", int(mujoco.mjtEq.mjEQ_WELD): "weld",
              int(mujoco.mjtEq.mjEQ_JOINT): "joint", int(mujoco.mjtEq.mjEQ_TENDON): "tendon"}
+    said = {"joint": "joint coupling", "tendon": "tendon coupling"}
     site = int(mujoco.mjtObj.mjOBJ_SITE)
     taken = set(body_names) | {m.site(s).name for s in range(m.nsite)}
     for i in range(m.neq):
         kind = kinds.get(int(m.eq_type[i]))
-        name = m.equality(i).name or f"equality{i}"
-        what = f"{kind or 'equality'} equality {name!r}"
+        name = m.equality(i).name
+        what = f"{said.get(kind, kind or 'flex')} equality constraint " + (repr(name) if name else f"number {i}")
+        name = name or f"equality{i}"
         if kind is None:
             refuse.append(f"{what} (of a flex: no rigid-tree equivalent)")
             continue

@@ -361,6 +361,8 @@ def load_sdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, root=None, floa
         rel, T = _pose(el, f"frame {fn!r}", False)
         frames.add(fn, rel or (None if attached == "__model__" else attached), T, attached, f"frame {fn!r}")
     joints = _read_joints(m_el, frames, legacy, label)
+    for frame in list(frames.rel):   # every pose resolves (no unknown names, no cycles)
+        frames.pose(frame)
     for j in joints:
         j["parent_link"] = "world" if j["parent"] == "world" else frames.link(j["parent"])
         j["child_link"] = frames.link(j["child"])

@@ -314,7 +314,9 @@ def load_sdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, root=None, floa
     The semantics (poses and frames, the joint types, the loops and the constraints they become
     on ``model.constraints``) are those of :mod:`screwdyn.io.sdf`. ``<visual>`` geometry goes to
     ``model.visuals`` (meshes found as :func:`screwdyn.load_urdf` finds them, ``model://`` as
-    ``package://``).
+    ``package://``); ``<collision>`` geometry is read by the same function
+    (:func:`screwdyn.io.sdf_geometry.sdf_geometry` with ``"collision"``) but not kept: the model
+    has no collision geometry yet.
 
     >>> model = load_sdf('''<sdf version="1.7"><model name="pendulum">
     ...   <link name="base"/>
@@ -428,8 +430,6 @@ def load_sdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, root=None, floa
     changes = {"visuals": sdf_geometry(links, "visual", legacy, frames, base_dir, label)}
     if specs:
         changes["constraints"] = _constraints(built, specs)
-    if "collisions" in Model.__dataclass_fields__:
-        changes["collisions"] = sdf_geometry(links, "collision", legacy, frames, base_dir, label)
     return built.replace(**changes)
 
 

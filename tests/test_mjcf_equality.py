@@ -15,7 +15,7 @@ import pytest
 
 import screwdyn
 from screwdyn.errors import ModelError
-from screwdyn.io.mjcf import MJCFWarning, load_mjcf
+from screwdyn.io.mjcf import MJCFWarning, from_mujoco_acceleration, load_mjcf
 
 mujoco = pytest.importorskip("mujoco", reason="the MJCF loader needs MuJoCo: pip install 'screwdyn[mjcf]'")
 
@@ -152,3 +152,45 @@ def test_a_coupling_of_degree_two_is_dropped_with_a_warning_or_refused():
     assert [c.name for c in model.constraints] == ["lin"]
     with pytest.raises(ModelError, match="strict=True refuses .*'quad'"):
         load_mjcf(xml, strict=True)
+
+
+STIFF = """<mujoco><option timestep="1e-4"><flag contact="disable"/></option>
+<default><equality solref="0.0002 1" solimp="0.9999 0.9999 0.001 0.5 2"/></default>
+<worldbody>
+  <body name="l1"><joint name="j1" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="1"/>
+    <body name="l2" pos="0.3 0 0" euler="0 -60 0"><joint name="j2" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.02" mass="1"/></body></body>
+  <body name="l3" pos="0.6 0 0"><joint name="j3" type="ball"/>
+    <geom type="capsule" fromto="0 0 0 0 0.1 0.4" size="0.02" mass="1"/></body>
+  <body name="l4" pos="0 0 -1"><joint name="j4" type="slide" axis="0 0 1"/><geom size="0.05" mass="0.5"/>
+    <body name="l5" pos="0.2 0 0"><joint name="j5" axis="1 0 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.02" mass="0.3"/></body></body>
+</worldbody>
+<equality><connect name="loop" body1="l2" body2="l3" anchor="0.5 0 0"/>
+  <joint name="gear" joint1="j5" joint2="j1" polycoef="0 -0.5 0 0 0"/>
+  <weld name="hold" body1="world" body2="l4" torquescale="0"/></equality></mujoco>"""
+
+
+@pytest.mark.skipif(not hasattr(screwdyn, "constrained_forward_dynamics"),
+                    reason="the constrained dynamics (branch constraints) are not merged yet")
+def test_stiff_mujoco_moves_as_the_exact_constraints(rng):
+    """MuJoCo's equalities made stiff (solref 2e-4 s, solimp 0.9999) at an assembled state with
+    velocities along the constraints: its qacc is screwdyn's constrained forward dynamics to the
+    accuracy of its soft constraints (their impedance 0.9999 leaves ~1e-4 of the constraint force;
+    measured 2e-5 to 5e-5 relative). The weld of torquescale 0 holds a slider's point, so two of its
+    rows are redundant (J has rank 5 of 7)."""
+    m = mujoco.MjModel.from_xml_string(STIFF)
+    model = load_mjcf(STIFF)
+    assert [type(c).__name__ for c in model.constraints] == ["PointLoop", "JointCoupling", "PointLoop"]
+    q = screwdyn.from_mujoco(model, m.qpos0)[0]
+    assert np.abs(screwdyn.constraint_error(model, q)).max() < 1e-14
+    J = screwdyn.constraint_jacobian(model, q)
+    rank = np.linalg.matrix_rank(J)
+    assert J.shape == (7, 7) and rank == 5
+    qd = np.linalg.svd(J)[2][rank:].T @ rng.normal(size=model.nv - rank)
+    tau = rng.normal(size=model.nv)
+    qdd, lam = screwdyn.constrained_forward_dynamics(model, q, qd, tau)
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:], d.qfrc_applied[:] = screwdyn.to_mujoco(model, q, qd, tau)
+    mujoco.mj_forward(m, d)
+    theirs = from_mujoco_acceleration(model, d.qpos, d.qvel, d.qacc)
+    assert np.abs(qdd - theirs).max() < 2e-4 * np.abs(qdd).max()

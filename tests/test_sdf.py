@@ -24,6 +24,8 @@ pin = pytest.importorskip("pinocchio")
 ROBOTS = _example_robot_data_dir()
 CASSIE = None if ROBOTS is None else ROBOTS / "cassie_description" / "robots"
 needs_cassie = pytest.mark.skipif(CASSIE is None or not CASSIE.is_dir(), reason="example-robot-data is not installed")
+needs_constrained = pytest.mark.skipif(not hasattr(screwdyn, "constrained_forward_dynamics"),
+                                       reason="the constrained dynamics (branch constraints) are not merged yet")
 
 
 def load_quietly(source, **kw):
@@ -185,6 +187,82 @@ def test_other_cassie_files_load(name):
     model = load_quietly(CASSIE / name)
     assert model.base_name == "world" and model.joint_names[0] == "static"   # joined to the world by a slide
     assert len(model.constraints) == 4
+
+
+def pinocchio_loops(path, pm, model):
+    """Pinocchio's CONTACT_3D constraint models of the ball loop joints of an SDFormat 1.6 file
+    (joint1 the parent link's, joint2 the child's, each at the joint frame ``oMc cMj``; LOCAL)."""
+    m = ET.parse(path).getroot().find("model")
+    links = {el.get("name"): el for el in m.findall("link")}
+    out = []
+    for c in model.constraints:
+        j = m.find(f"joint[@name='{c.name}']")
+        parent, child = j.find("parent").text.strip(), j.find("child").text.strip()
+        oMj = _se3(links[child]) * _se3(j)
+        places = []
+        for link in (parent, child):
+            f = pm.frames[pm.getFrameId(link)]
+            places.append((f.parentJoint, f.placement * _se3(links[link]).inverse() * oMj))
+        (j1, p1), (j2, p2) = places
+        out.append(pin.RigidConstraintModel(pin.ContactType.CONTACT_3D, pm, j1, p1, j2, p2, pin.ReferenceFrame.LOCAL))
+    return out
+
+
+def assembled(model, rng, spread=0.3):
+    """A configuration that closes every loop: the file's pose with its joints moved at random, then
+    Gauss-Newton on the constraint error (minimum-norm steps, the redundant directions dropped), as
+    Pinocchio's Cassie example does. The plantar four-bars' joint axes are parallel only to the
+    digits the file writes, so about 1e-10 m stays open across them whatever the joints do."""
+    q = screwdyn.neutral(model)
+    q[7:] += rng.uniform(-spread, spread, model.nq - 7)
+    for _ in range(12):
+        e = screwdyn.constraint_error(model, q)
+        q = screwdyn.integrate(model, q, -np.linalg.lstsq(screwdyn.constraint_jacobian(model, q), e, rcond=1e-6)[0])
+    e = np.abs(screwdyn.constraint_error(model, q)).max()
+    assert e < 1e-9, f"Gauss-Newton did not close the loops: |e| = {e}"
+    return q
+
+
+@needs_cassie
+@needs_constrained
+def test_cassie_constrained_dynamics_agree_with_pinocchio(rng):
+    """At the file's (assembled) joint pose, the pelvis anywhere, velocities along the loops: qdd,
+    and the joint-space constraint force J^T lam, are Pinocchio's constraintDynamics (its proximal
+    solver, mu 1e-8) to 1e-9; lam is, along the directions J determines. Each plantar rod is a
+    planar four-bar, so the row of its ball loop along the common axis is redundant (J has rank 10
+    of 12) and lam has no unique value there. Away from the file's pose (``assembled`` with a
+    spread) the file's rounded axes make those rows nearly, not exactly, redundant, and the two
+    solvers' regularizations then give qdd differing by about 1e-4."""
+    path = CASSIE / "cassie_v2.sdf"
+    model = load_quietly(path, floating_base=True)
+    pm = pinocchio_from_sdf16(path, "pelvis")
+    iq, iv = layouts(model, pm)
+    loops = pinocchio_loops(path, pm, model)
+    q = assembled(model, rng, spread=0.0)
+    q[:3], q[3:7] = rng.normal(size=3), rng.normal(size=4) / 2   # the pelvis anywhere
+    q = screwdyn.normalize(model, q)
+    J = screwdyn.constraint_jacobian(model, q)
+    U, S, Vt = np.linalg.svd(J)
+    rank = int(np.sum(S > 1e-6 * S[0]))   # the redundant rows: singular values below 1e-8 here
+    assert J.shape == (12, 28) and rank == 10
+    qd = Vt[rank:].T @ rng.normal(size=model.nv - rank)   # along the loops
+    tau = rng.normal(size=model.nv) * 5
+    qdd, lam = screwdyn.constrained_forward_dynamics(model, q, qd, tau)
+    qp, vp, tp = np.empty(pm.nq), np.empty(pm.nv), np.empty(pm.nv)
+    qp[iq], vp[iv], tp[iv] = q, qd, tau
+    cms, cds = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    for c in loops:
+        cms.append(c)
+        cds.append(c.createData())
+    data = pm.createData()
+    pin.initConstraintDynamics(pm, data, cms, cds)
+    a = pin.constraintDynamics(pm, data, qp, vp, tp, cms, cds, pin.ProximalSettings(1e-13, 1e-8, 200))
+    lam_pin = data.lambda_c.copy()
+    assert np.abs(qdd - a[iv]).max() < 1e-9 * np.abs(a).max()
+    assert np.abs(J.T @ (lam - lam_pin)).max() < 1e-9 * np.abs(J.T @ lam_pin).max()
+    determined = U[:, :rank].T   # the directions of lam that J^T lam fixes
+    assert np.abs(determined @ (lam - lam_pin)).max() < 1e-9 * np.abs(lam_pin).max()
+    assert np.abs(lam[:6] - lam_pin[:6]).max() < 1e-9 * np.abs(lam_pin).max()   # the achilles rods' loops
 
 
 # ---------------------------------------------------------------------------- Pinocchio's parallelogram

@@ -17,6 +17,7 @@ from .dynamics import (
     inverse_dynamics, inverse_dynamics_derivatives, jacobian, jdot_qd, joint_torques_from_wrench, kinetic_energy,
     linearize, mass_matrix, mass_matrix_inverse, mechanical_energy, momentum, potential_energy,
 )
+from .constraints import FrameContact, FrameLoop, JointCoupling, PointContact, PointLoop
 from .errors import InputError, ModelError, ScrewdynError, URDFError
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuilder
 
@@ -25,7 +26,7 @@ from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuild
 # ``import screwdyn`` stays fast (its start-up, ``bench/startup.py``, is mostly numba's).
 _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor": ("ident", "regressor"),
          "symbolic": ("symbolic", None), "models": ("models", None), "load_urdf": ("io.urdf", "load_urdf"),
-         "load_mjcf": ("io.mjcf", "load_mjcf"),
+         "load_mjcf": ("io.mjcf", "load_mjcf"), "load_sdf": ("io.sdf", "load_sdf"),
          "simulate": ("sim", "simulate"), "Trajectory": ("sim", "Trajectory"),
          "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory"),
          "viz": ("viz", None), "view": ("viz.viewer", "view"), "render": ("viz.renderer", "render")}
@@ -39,9 +40,10 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
     "InputError", "ModelError", "ScrewdynError", "URDFError", "PRISMATIC", "REVOLUTE", "FREE_FLYER", "SPHERICAL",
     "Model", "ModelBuilder",
+    "PointContact", "FrameContact", "PointLoop", "FrameLoop", "JointCoupling",
     "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",
     "to_mujoco", "to_pinocchio",
-    "load_urdf", "load_mjcf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",
+    "load_urdf", "load_mjcf", "load_sdf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",
 ]
 
 

@@ -22,13 +22,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .algorithms.constrained import REDUNDANT, constraint_floats
 from .algorithms.status import Status
 from .algorithms.work import STACK_LIMIT
 from .constraints import Constraint, pack
-from .dispatch import (
-    Kernel, check_model, external_wrenches, on_large_stack, output, raise_status, vector, wrench_rows,
-)
+from .dispatch import Kernel, check_model, check_room, external_wrenches, on_large_stack, raise_status, vector, wrench_rows
 from .errors import InputError, ModelError
 
 __all__ = ["constraint_jacobian", "constraint_drift", "constraint_error", "delassus", "constrained_forward_dynamics",
@@ -42,8 +39,6 @@ _NO_FEXT = np.zeros((1, 6))
 _NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
 # the default proximal damping, relative to the Delassus matrix's largest diagonal entry (docs/theory.md §15.5)
 MU_RELATIVE = 1e-6
-# a solve whose residual ends above this (relative to the right side) has no answer: the constraints conflict
-CONFLICT = 1e-8
 
 
 class ProximalInfo(NamedTuple):
@@ -55,28 +50,37 @@ class ProximalInfo(NamedTuple):
 
 
 # ---------------------------------------------------------------------------------- the calls
-def _constraints(model, constraints):
+def _constraints(model, constraints, kernel):
+    """``(cd, m, floats)``: the packed constraints (:func:`screwdyn.constraints.pack`), their rows and
+    the floats of work a state of ``kernel`` takes with them (made once per model and set)."""
     check_model(model)
     if type(constraints) is not tuple:
         constraints = (constraints,) if isinstance(constraints, Constraint) else tuple(
             constraints if constraints is not None else ())
-    return pack(model, constraints)
+    cd, m, _ = pack(model, constraints)
+    key = ("constrained work", kernel.key, m)
+    floats = model._derived.get(key)
+    if floats is None:
+        floats = model._derived[key] = (kernel.entry.work_floats(model.n)
+                                        + _kernels().constraint_floats.py_func(model.n, m))
+    return cd, m, floats
 
 
-def _run(kernel, model, cd, m, states, names, params, shapes, fext=None):
+def _run(kernel, model, cd, m, floats, states, names, params, shapes, fext=None):
     """``kernel`` on ``states`` (arrays ``(nq,)``/``(nv,)`` or batches that broadcast): its outputs,
     one per ``shapes`` entry (one state's shape), with the batch's leading axes."""
+    if fext is None and floats <= STACK_LIMIT:   # the fast path: one state of float64 vectors
+        try:
+            if all(type(s) is np.ndarray and s.dtype is F64 and s.ndim == 1 for s in states):
+                outs = [np.empty(sh) for sh in shapes]
+                code = kernel.one(model._kd, *states, *_NO_FEXT_ARGS[kernel.entry.fext], cd, *params, *outs)
+                if code == 0:
+                    return outs
+                if code != Status.NOT_FAST:
+                    _raise(code, names)
+        except (AttributeError, TypeError):   # (what is no array: the general path says why)
+            pass
     n = model.n
-    floats = kernel.entry.work_floats(n) + constraint_floats(n, m)
-    one_state = all(type(s) is np.ndarray and s.dtype is F64 and s.ndim == 1 for s in states)
-    if one_state and fext is None and floats <= STACK_LIMIT:   # the fast path
-        outs = [np.empty(sh) for sh in shapes]
-        extra = [_NO_FEXT, False] if kernel.entry.fext else []
-        code = kernel.one(model._kd, *states, *extra, cd, *params, *outs)
-        if code == 0:
-            return outs
-        if code != Status.NOT_FAST:
-            _raise(code, names)
     sizes = [model.nq if nm == "q" else n for nm in names]
     states = [vector(s, k, nm) for s, k, nm in zip(states, sizes, names)]
     use_fext = fext is not None
@@ -90,13 +94,19 @@ def _run(kernel, model, cd, m, states, names, params, shapes, fext=None):
         if code:
             _raise(code, names)
         return outs
-    batch = np.broadcast_shapes(*(s.shape[:-1] for s in states))
+    try:
+        batch = np.broadcast_shapes(*(s.shape[:-1] for s in states))
+    except ValueError:
+        shapes_given = ", ".join(f"{nm} {s.shape}" for nm, s in zip(names, states))
+        raise InputError(f"state arrays do not broadcast to one batch: {shapes_given}") from None
     if use_fext:
         F = external_wrenches(model, fext, batch)
         batch = F.shape[:-2]
         F = np.require(wrench_rows(model, F), F64, ["C", "W"]).reshape(math.prod(batch), n, 6)
     B = math.prod(batch)
     rows = [np.ascontiguousarray(np.broadcast_to(s, batch + (k,))).reshape(B, k) for s, k in zip(states, sizes)]
+    check_room(kernel.entry.name, 8 * B * (sum(math.prod(sh) for sh in shapes) + sum(sizes)), "the results and "
+               f"inputs of {B} states")
     outs = [np.empty((B,) + sh) for sh in shapes]
     status = np.zeros(B, dtype=np.int64)
     args = [model._kd, *rows]
@@ -118,17 +128,33 @@ def _run(kernel, model, cd, m, states, names, params, shapes, fext=None):
     return [o.reshape(batch + sh) for o, sh in zip(outs, shapes)]
 
 
+_NO_FEXT_ARGS = {True: (_NO_FEXT, False), False: ()}
+
+
+def _kernels():
+    """The kernels' module, imported on first use (``import screwdyn`` creates none of its dispatchers)."""
+    import importlib
+    return importlib.import_module("screwdyn.algorithms.constrained")
+
+
 def _raise(code, names, index=None):
-    if code == REDUNDANT:
-        where = "" if index is None else f" (batch index {index})"
+    where = "" if index is None else f" (batch index {index})"
+    kernels = _kernels()
+    if code == kernels.REDUNDANT:
         raise InputError(f"the constraints are redundant (their Delassus matrix J M^-1 J^T is singular){where} and "
-                         "mu = 0: give mu > 0 for the minimum-norm forces")
+                         "mu = 0: give mu > 0 (or None) for the minimum-norm forces")
+    if code == kernels.CONFLICTING:
+        raise InputError(f"the constraints conflict{where}: no force satisfies them all (the solve's residual stays "
+                         f"above {kernels.CONFLICT:g} of its right side). Redundant constraints must agree: a point on "
+                         "a body in 6D contact, or a loop closed twice, at velocities that satisfy them")
     raise_status(code, names, index)
 
 
 def _settings(mu, accuracy, max_iter):
     """The kernels' settings: ``mu`` None is MU_RELATIVE times the largest diagonal entry of ``G``
     (passed as its negative, :func:`screwdyn.algorithms.kkt.kkt_solve`)."""
+    if mu is None and type(accuracy) is float and type(max_iter) is int and accuracy >= 0.0 and max_iter >= 1:
+        return -MU_RELATIVE, accuracy, max_iter
     try:
         mu, accuracy = (None if mu is None else float(mu)), float(accuracy)
     except (TypeError, ValueError):
@@ -148,20 +174,6 @@ def _info(info):
     return ProximalInfo(info[..., 0].astype(np.int64), info[..., 1].copy())
 
 
-def _check_solved(info, lam, what):
-    """Raise when the proximal solve of some state ends far from satisfying its constraints: they
-    conflict (redundant rows asking for different accelerations), and no force meets them all."""
-    residual = info[..., 1]
-    scale = 1.0 + np.abs(lam).max(axis=-1, initial=0.0) if lam.size else 1.0
-    bad = residual > CONFLICT * scale
-    if np.any(bad):
-        k = np.argwhere(np.atleast_1d(bad))[0]
-        where = f" (batch index {tuple(int(i) for i in k)})" if np.ndim(bad) else ""
-        raise InputError(f"{what}: the constraints conflict{where}: no force satisfies them all (residual "
-                         f"{float(np.atleast_1d(residual)[tuple(k)]):.3g}). Redundant constraints must agree: a point "
-                         "on a body in 6D contact, a loop closed twice, each at velocities that satisfy them")
-
-
 # ---------------------------------------------------------------------------------- kinematics of constraints
 def constraint_jacobian(model, q, constraints=()) -> np.ndarray:
     """The constraint Jacobian ``J(q)`` ``(..., m, nv)``: ``J qd`` is the constrained velocity, each
@@ -169,9 +181,9 @@ def constraint_jacobian(model, q, constraints=()) -> np.ndarray:
     partner, a frame's twist ``(omega, v)`` relative to its partner's, ``sum_j k_j qd_j`` of a
     coupling. Pinocchio's ``getConstraintsJacobian`` (with 6-row blocks angular first).
     ``constraints``: added to ``model.constraints`` (module docstring)."""
-    cd, m, _ = _constraints(model, constraints)
+    cd, m, floats = _constraints(model, constraints, _MOTION)
     q = vector(q, model.nq, "q")
-    return _run(_MOTION, model, cd, m, (q, np.zeros(q.shape[:-1] + (model.n,))), ("q", "qd"), (),
+    return _run(_MOTION, model, cd, m, floats, (q, np.zeros(q.shape[:-1] + (model.n,))), ("q", "qd"), (),
                 ((m, model.n), (m,), (m,)))[0]
 
 
@@ -182,8 +194,8 @@ def constraint_drift(model, q, qd, constraints=()) -> np.ndarray:
     (docs/theory.md (15.3)). ``gamma = Jdot qd`` wherever the constraints hold at the velocity level
     (``J qd = 0``); elsewhere it is Pinocchio's ``contact_acceleration_drift`` convention, which
     differs from ``d/dt (J qd) - J qdd`` by terms in ``J qd``."""
-    cd, m, _ = _constraints(model, constraints)
-    return _run(_MOTION, model, cd, m, (q, qd), ("q", "qd"), (), ((m, model.n), (m,), (m,)))[1]
+    cd, m, floats = _constraints(model, constraints, _MOTION)
+    return _run(_MOTION, model, cd, m, floats, (q, qd), ("q", "qd"), (), ((m, model.n), (m,), (m,)))[1]
 
 
 def constraint_error(model, q, constraints=()) -> np.ndarray:
@@ -191,9 +203,9 @@ def constraint_error(model, q, constraints=()) -> np.ndarray:
     §15.3): a point's offset from its partner (or a contact's anchor) in the reference, ``log`` of
     a frame's pose relative to its target, ``sum_j k_j q_j - offset`` of a coupling. Zero where the
     constraints are assembled."""
-    cd, m, _ = _constraints(model, constraints)
+    cd, m, floats = _constraints(model, constraints, _MOTION)
     q = vector(q, model.nq, "q")
-    return _run(_MOTION, model, cd, m, (q, np.zeros(q.shape[:-1] + (model.n,))), ("q", "qd"), (),
+    return _run(_MOTION, model, cd, m, floats, (q, np.zeros(q.shape[:-1] + (model.n,))), ("q", "qd"), (),
                 ((m, model.n), (m,), (m,)))[2]
 
 
@@ -203,8 +215,8 @@ def delassus(model, q, constraints=()) -> np.ndarray:
     sparse factorization ``M = L^T D L`` and ``G = X^T D^-1 X``, ``X = L^-T J^T`` (docs/theory.md
     §15.4), never ``M^-1`` itself. Symmetric, positive semi-definite (singular for redundant
     constraints)."""
-    cd, m, _ = _constraints(model, constraints)
-    return _run(_DELASSUS, model, cd, m, (q,), ("q",), (), ((m, m),))[0]
+    cd, m, floats = _constraints(model, constraints, _DELASSUS)
+    return _run(_DELASSUS, model, cd, m, floats, (q,), ("q",), (), ((m, m),))[0]
 
 
 # ---------------------------------------------------------------------------------- dynamics
@@ -234,11 +246,10 @@ def constrained_forward_dynamics(model, q, qd, tau, constraints=(), f_ext=None, 
     satisfies them: the residual stays above 1e-8 of the forces), :class:`ModelError` for a
     singular ``M``.
     """
-    cd, m, _ = _constraints(model, constraints)
+    cd, m, floats = _constraints(model, constraints, _DYNAMICS)
     mu, accuracy, max_iter = _settings(mu, accuracy, max_iter)
-    qdd, lam, info = _run(_DYNAMICS, model, cd, m, (q, qd, tau), ("q", "qd", "tau"), (0.0, False, mu, accuracy, max_iter),
-                          ((model.n,), (m,), (2,)), f_ext)
-    _check_solved(info, lam, "constrained_forward_dynamics")
+    qdd, lam, info = _run(_DYNAMICS, model, cd, m, floats, (q, qd, tau), ("q", "qd", "tau"),
+                          (0.0, False, mu, accuracy, max_iter), ((model.n,), (m,), (2,)), f_ext)
     return (qdd, lam, _info(info)) if return_info else (qdd, lam)
 
 
@@ -256,7 +267,7 @@ def impulse_dynamics(model, q, qd_minus, constraints=(), restitution=0.0, *, mu=
     its body ``a``. Solved as :func:`constrained_forward_dynamics`, same settings (redundant
     constraints: the minimum-norm impulse). ``q (..., nq)``, ``qd_minus (..., nv)``.
     """
-    cd, m, _ = _constraints(model, constraints)
+    cd, m, floats = _constraints(model, constraints, _DYNAMICS)
     mu, accuracy, max_iter = _settings(mu, accuracy, max_iter)
     try:
         r = float(restitution)
@@ -265,9 +276,8 @@ def impulse_dynamics(model, q, qd_minus, constraints=(), restitution=0.0, *, mu=
     if not 0.0 <= r <= 1.0:
         raise InputError(f"restitution must be in [0, 1], got {r}")
     qd_minus = vector(qd_minus, model.n, "qd_minus")
-    qd_plus, lam, info = _run(_DYNAMICS, model, cd, m, (q, qd_minus, np.zeros(qd_minus.shape)), ("q", "qd_minus", "tau"),
-                              (r, True, mu, accuracy, max_iter), ((model.n,), (m,), (2,)))
-    _check_solved(info, lam, "impulse_dynamics")
+    qd_plus, lam, info = _run(_DYNAMICS, model, cd, m, floats, (q, qd_minus, np.zeros(qd_minus.shape)),
+                              ("q", "qd_minus", "tau"), (r, True, mu, accuracy, max_iter), ((model.n,), (m,), (2,)))
     return (qd_plus, lam, _info(info)) if return_info else (qd_plus, lam)
 
 
@@ -293,11 +303,11 @@ def constrained_inverse_dynamics(model, q, qd, qdd, constraints=(), f_ext=None, 
     """
     from .dynamics import inverse_dynamics
 
-    cd, m, _ = _constraints(model, constraints)
+    cd, m, floats = _constraints(model, constraints, _MOTION)
     n = model.n
     tau0 = inverse_dynamics(model, q, qd, qdd, f_ext=f_ext)
     q, qd, qdd = vector(q, model.nq, "q"), vector(qd, n, "qd"), vector(qdd, n, "qdd")
-    J, gamma, err = _run(_MOTION, model, cd, m, (q, qd), ("q", "qd"), (), ((m, n), (m,), (m,)))
+    J, gamma, err = _run(_MOTION, model, cd, m, floats, (q, qd), ("q", "qd"), (), ((m, n), (m,), (m,)))
     batch = tau0.shape[:-1]
     J = np.broadcast_to(J, batch + (m, n))
     if weights is None:

@@ -21,7 +21,8 @@ Forward dynamics and impulses then solve the KKT system of :mod:`.kkt`::
 ``M`` by CRBA and ``h`` by RNEA, each one state (``lanes = 1``); the states of a batch run one at a
 time on each of numba's threads (:mod:`.work`). The packed constraints ``cd`` are
 :mod:`.constraint_layout`'s; ``m`` their rows. ``info[k] = (iterations, residual)`` of the
-proximal solve (:func:`.kkt.proximal`).
+proximal solve (:func:`.kkt.proximal`); a state whose residual ends above ``CONFLICT (1 + |b|)``
+has constraints that conflict (redundant rows asking for different accelerations): CONFLICTING.
 """
 import numpy as np
 from numba import njit, prange
@@ -47,6 +48,9 @@ from .work import check, claim, get6, get12, is_rows, is_vector, one_state, over
 GIL_FROM = 12
 # status of a state whose constraints are redundant while mu = 0 (the damped Delassus matrix is singular)
 REDUNDANT = 10
+# status of a state whose constraints conflict: the solve ends with a residual above CONFLICT times 1 + |b|
+CONFLICTING = 11
+CONFLICT = 1e-8
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -62,7 +66,7 @@ def per_lane(n):
 def constraint_floats(n, m):
     """The floats of work ``m`` constraint rows add to :func:`per_lane`: ``J`` (then ``X``), ``G``
     and its factor, vectors."""
-    return m * n + 2 * m * m + 6 * m + 8
+    return 3 * m * n + 2 * m * m + 8 * m + 8
 
 
 @njit(**HELPER)
@@ -129,9 +133,10 @@ def corrected_rhs(cd, jqd, gamma, e, b):
 
 
 @njit(**KERNEL)
-def factor_and_project(kd, q, par, H, J, m, one):
+def factor_and_project(kd, q, par, H, J, m, nz, cnt, mark, one):
     """``M = CRBA(q)`` factored in ``H`` (:func:`.ltdl.ltdl_factor`) and ``J[:m]`` replaced by
-    ``X = L^-T J^T`` (its rows). Returns 0 or the status of a singular ``M``."""
+    ``X = L^-T J^T`` (its rows; their supports into ``nz``, ``cnt``: :func:`.kkt.rows_times_inverse_lt`).
+    Returns 0 or the status of a singular ``M``."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     crba(kd, window(q, 0, (1, nq)), window(H, 0, (1, n, n)), one, 0, 1, 1)
     if one[0]:
@@ -139,7 +144,7 @@ def factor_and_project(kd, q, par, H, J, m, one):
     code = ltdl_factor(par, H)
     if code:
         return code
-    rows_times_inverse_lt(par, H, J, m)
+    rows_times_inverse_lt(par, H, J, m, nz, cnt, mark)
     return 0
 
 
@@ -177,7 +182,8 @@ def delassus(kd, q, cd, G, status, k0, k1):
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
     H = stack((n, n))
-    X = stack((m + 1, n))
+    X, Y = stack((m + 1, n)), stack((m + 1, n))
+    nz, cnt, mark = stack((m + 1, n)).view(np.int64), stack((m + 1,)).view(np.int64), stack((n,)).view(np.int64)
     zero = stack((n,))
     for i in range(n):
         zero[i] = 0.0
@@ -192,10 +198,10 @@ def delassus(kd, q, cd, G, status, k0, k1):
         tree_motion(kd, q[k], zero, Tw, V, A)
         for c in range(cd.shape[0]):
             jacobian_rows(kd, cd, c, Tw, X)
-        status[k] = factor_and_project(kd, q[k], par, H, X, m, one)
+        status[k] = factor_and_project(kd, q[k], par, H, X, m, nz, cnt, mark, one)
         if status[k]:
             continue
-        delassus_of(H, X, m, G[k])
+        delassus_of(H, X, Y, m, nz, cnt, G[k])
         overflowed(status, k, G)
 
 
@@ -214,7 +220,8 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
     h, zero = stack((1, n)), stack((1, n))
     for i in range(n):
         zero[0, i] = 0.0
-    X = stack((m + 1, n))
+    X, Y = stack((m + 1, n)), stack((m + 1, n))
+    nz, cnt, mark = stack((m + 1, n)).view(np.int64), stack((m + 1,)).view(np.int64), stack((n,)).view(np.int64)
     G, C = stack((m + 1, m + 1)), stack((m + 1, m + 1))
     jqd, gamma, err, b, w = stack((m + 1,)), stack((m + 1,)), stack((m + 1,)), stack((m + 1,)), stack((m + 1,))
     y = stack((n,))
@@ -241,18 +248,21 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
                 b[r] = -(1.0 + restitution) * jqd[r]
         else:
             corrected_rhs(cd, jqd, gamma, err, b)
-        status[k] = factor_and_project(kd, q[k], par, H, X, m, one)
+        status[k] = factor_and_project(kd, q[k], par, H, X, m, nz, cnt, mark, one)
         if status[k]:
             continue
-        delassus_of(H, X, m, G)
+        delassus_of(H, X, Y, m, nz, cnt, G)
         for i in range(n):
             y[i] = 0.0 if impact else tau[k, i] - h[0, i]
         if not impact:
             vector_times_inverse_lt(par, H, y)
-        it, residual = kkt_solve(par, H, X, G, C, y, b, m, mu, accuracy, max_iter, lam[k], w, out[k])
+        it, residual, b_norm = kkt_solve(par, H, X, Y, nz, cnt, G, C, y, b, m, mu, accuracy, max_iter, lam[k], w,
+                                         out[k])
         if it == DELASSUS_SINGULAR:
             status[k] = REDUNDANT
             continue
+        if residual > CONFLICT * (1.0 + b_norm):
+            status[k] = CONFLICTING
         if impact:
             for i in range(n):
                 out[k, i] += qd[k, i]

@@ -42,20 +42,30 @@ DELASSUS_SINGULAR = -1
 
 
 @njit(**HELPER)
-def rows_times_inverse_lt(par, H, X, m):
+def rows_times_inverse_lt(par, H, X, m, nz, cnt, mark):
     """Each of the rows ``X[:m]`` (``nv`` long) replaced by ``L^-T`` times it, in place (``H`` from
-    :func:`.ltdl.ltdl_factor`): the sweep of ``L^T x = b``, tips to base, skipping the zero entries
-    (a row of ``J`` is nonzero on the ancestors of its bodies only, and stays so)."""
+    :func:`.ltdl.ltdl_factor`): the sweep of ``L^T x = b``, tips to base, on the row's support only.
+    A row of ``J`` is nonzero on the ancestors of its constraint's bodies, and ``L^-T`` keeps it
+    there: ``nz[r, :cnt[r]]`` receives that support (the entries nonzero in ``J`` and their
+    ancestors), in decreasing order. ``mark (nv,)``: int64 work."""
     n = H.shape[0]
     for r in range(m):
         x = X[r]
+        for k in range(n):
+            mark[k] = 1 if x[k] != 0.0 else 0
+        c = 0
         for k in range(n - 1, -1, -1):
-            xk = x[k]
-            if xk != 0.0:
+            if mark[k]:
+                nz[r, c] = k
+                c += 1
+                xk = x[k]
                 i = par[k]
+                if i >= 0:
+                    mark[i] = 1
                 while i >= 0:
                     x[i] -= H[k, i] * xk
                     i = par[i]
+        cnt[r] = c
 
 
 @njit(**HELPER)
@@ -84,14 +94,20 @@ def solve_lower_from_scaled(par, H, x):
 
 
 @njit(**KERNEL)
-def delassus_of(H, X, m, G):
-    """``G = X D^-1 X^T`` (``m x m``, both triangles) from the rows ``X[:m]`` of :func:`rows_times_inverse_lt`."""
-    n = H.shape[0]
+def delassus_of(H, X, Y, m, nz, cnt, G):
+    """``G = X D^-1 X^T`` (``m x m``, both triangles) from the rows ``X[:m]`` of
+    :func:`rows_times_inverse_lt` and their supports ``nz``, ``cnt``; ``Y[:m]`` receives ``X D^-1``
+    on the supports (a product by ``1 / D_k``)."""
+    for r in range(m):
+        for t in range(cnt[r]):
+            k = nz[r, t]
+            Y[r, k] = X[r, k] * (1.0 / H[k, k])
     for r in range(m):
         for s in range(r + 1):
             acc = 0.0
-            for k in range(n):
-                acc += X[r, k] * X[s, k] / H[k, k]
+            for t in range(cnt[r]):      # (X[s] is zero off its support: the product over r's)
+                k = nz[r, t]
+                acc += Y[r, k] * X[s, k]
             G[r, s] = acc
             G[s, r] = acc
 
@@ -158,19 +174,23 @@ def proximal(G, C, b, m, mu, accuracy, max_iter, lam, w):
 
 
 @njit(**KERNEL)
-def kkt_solve(par, H, X, G, C, y, b, m, mu, accuracy, max_iter, lam, w, out):
+def kkt_solve(par, H, X, Y, nz, cnt, G, C, y, b, m, mu, accuracy, max_iter, lam, w, out):
     """The constraint forces and the accelerations of the KKT system (module docstring), from ``M``
-    factored in ``H``, the rows ``X = L^-T J^T`` (``X[:m]``), ``G = X D^-1 X^T``, ``y = L^-T f`` and the
-    constraint rows' right side ``b`` (``b_c``; overwritten by ``b_c - X D^-1 y``): ``lam (m,)`` and
-    ``out = M^-1 (f + J^T lam)`` (``nv``). ``C``, ``w``: work. Returns ``(iterations, residual)``,
-    or ``(DELASSUS_SINGULAR, 0)`` when ``G + mu 1`` is not positive definite. ``mu < 0`` stands for ``|mu|`` times the largest diagonal
-    entry of ``G`` (a damping in proportion to the constraints' scale)."""
+    factored in ``H``, the rows ``X = L^-T J^T``, ``Y = X D^-1`` and their supports (``[:m]``, of
+    :func:`delassus_of`), ``G = X D^-1 X^T``, ``y = L^-T f`` and the constraint rows' right side
+    ``b`` (``b_c``; overwritten by ``b_c - X D^-1 y``): ``lam (m,)`` and ``out = M^-1 (f + J^T lam)``
+    (``nv``). ``C``, ``w``: work. Returns ``(iterations, residual, ||b||_inf)``, or
+    ``(DELASSUS_SINGULAR, 0, 0)`` when ``G + mu 1`` is not positive definite. ``mu < 0`` stands for ``|mu|`` times the largest
+    diagonal entry of ``G`` (a damping in proportion to the constraints' scale)."""
     n = H.shape[0]
+    b_norm = 0.0
     for r in range(m):
         acc = 0.0
-        for k in range(n):
-            acc += X[r, k] * y[k] / H[k, k]
+        for t in range(cnt[r]):
+            k = nz[r, t]
+            acc += Y[r, k] * y[k]
         b[r] -= acc
+        b_norm = max(b_norm, abs(b[r]))
     if mu < 0.0:                       # relative to the largest diagonal entry of G
         scale = 0.0
         for r in range(m):
@@ -181,13 +201,14 @@ def kkt_solve(par, H, X, G, C, y, b, m, mu, accuracy, max_iter, lam, w, out):
             C[r, s] = G[r, s]
         C[r, r] += mu
     if not cholesky(C, m):
-        return DELASSUS_SINGULAR, 0.0
+        return DELASSUS_SINGULAR, 0.0, 0.0
     it, residual = proximal(G, C, b, m, mu, accuracy, max_iter, lam, w)
     for k in range(n):
         out[k] = y[k]
     for r in range(m):
         lr = lam[r]
-        for k in range(n):
+        for t in range(cnt[r]):
+            k = nz[r, t]
             out[k] += X[r, k] * lr
     solve_lower_from_scaled(par, H, out)
-    return it, residual
+    return it, residual, b_norm

@@ -68,8 +68,11 @@ def run(batch=1000, rounds=15, threads=2, out=print):
         m = sum(c.size for c in ours)
         a = pin.constraintDynamics(pm, pd, QP[0], VP[0], TP[0], cms, cds, settings)
         qdd, lam = C.constrained_forward_dynamics(model, Q[0], V[0], T[0], ours, mu=0.0, max_iter=1)
+        lam_p = pd.lambda_c.copy()
+        if kind == "frame":    # Pinocchio's 6D forces are (linear, angular)
+            lam_p = lam_p.reshape(-1, 2, 3)[:, ::-1].reshape(-1)
         err = max(np.abs(qdd - screwdyn.from_pinocchio(model, None, a, pin_model=pm)[1]).max() / np.abs(a).max(),
-                  np.abs(lam - pd.lambda_c).max() / np.abs(pd.lambda_c).max())
+                  np.abs(lam - lam_p).max() / np.abs(lam_p).max())
         q, v, t, qp, vp, tp = Q[0], V[0], T[0], QP[0], VP[0], TP[0]
         C.constrained_forward_dynamics(model, Q, V, T, ours)       # (compiled before the clock)
 

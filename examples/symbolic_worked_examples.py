@@ -133,7 +133,7 @@ def main(latex=False):
 
 def pendulum_on_a_circle():
     """A point mass in a vertical plane held on the circle x^2 + y^2 = l^2 by a Lagrange multiplier:
-    the pendulum, and its rod's tension m (l thd^2 + g cos th) (docs/theory.md eq. (15.20))."""
+    the pendulum, and its rod's tension m (l thd^2 + g cos th) (docs/theory.md eq. (15.15))."""
     model, s = particle_xy()
     dyn = Dynamics(model)
     (x, y), (xd, yd) = dyn.q, dyn.qd
@@ -146,7 +146,7 @@ def pendulum_on_a_circle():
     assert sp.simplify(tension - s.m * (s.l * thd**2 + s.g * sp.cos(th))) == 0
     thdd = sp.simplify((sp.cos(th) * xdd + sp.sin(th) * ydd).subs(on_circle) / s.l)   # the tangential acceleration
     assert sp.simplify(thdd + s.g / s.l * sp.sin(th)) == 0
-    print("   tension -lambda l = m (l thd^2 + g cos th), thdd = -(g / l) sin th: the pendulum, eq. (15.20)")
+    print("   tension -lambda l = m (l thd^2 + g cos th), thdd = -(g / l) sin th: the pendulum, eq. (15.15)")
 
 
 def assembled_four_bar(L1, L2, L3, d, q1):

@@ -210,7 +210,7 @@ def log_rotation(R):
 
 @njit(**HELPER)
 def log_pose(T):
-    """``(omega, v)`` with ``exp([(omega, v)]) = T`` (twelve numbers; docs/theory.md (2.20)):
+    """``(omega, v)`` with ``exp([(omega, v)]) = T`` (twelve numbers; docs/theory.md (2.18)-(2.19) inverted):
     ``omega = log R``, ``v = V(omega)^-1 p``, ``V^-1 = 1 - [w]/2 + beta [w]^2``,
     ``beta = 1/t^2 - cos(t/2) / (2 t sin(t/2))`` (its series below ``t = 1e-3``)."""
     w0, w1, w2 = log_rotation((T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]))

@@ -2,7 +2,7 @@
 multipliers (docs/theory.md §15.1, §15.8).
 
 For the tree of a :class:`~screwdyn.symbolic.Dynamics` and ``k`` constraints ``phi(q) = 0``, the
-equations of motion are the KKT system (docs/theory.md (15.1))::
+equations of motion are the KKT system (docs/theory.md (15.14))::
 
     M qdd + C qd + g = tau + A^T lam          A = d phi / dq   (k x n)
     A qdd + Adot qd = 0                        Adot qd = d/dq (A qd) qd
@@ -43,7 +43,7 @@ class ConstrainedDynamics:
     manifold. ``lam``: the multiplier symbols (default ``lambda1..lambdak``).
 
     Attributes (computed on first use): ``A`` (``k x n``, ``d phi / dq``), ``Adot_qd`` (``k x 1``),
-    ``equations`` (the ``n + k`` residuals of (15.1), zero along a motion), ``kkt`` (the ``(n + k)``
+    ``equations`` (the ``n + k`` residuals of (15.14), zero along a motion), ``kkt`` (the ``(n + k)``
     square matrix ``[[M, -A^T], [A, 0]]`` of the unknowns ``(qdd, lam)``); :meth:`solve` gives
     ``(qdd, lam)`` in closed form.
     """

@@ -16,7 +16,7 @@ name                      system                                                
 ``pr_robot``              PR robot on a horizontal plane (gravity normal to it)        §7.5, (7.16)
 ``pendulum``              actuated pendulum: gear ratio, rotor, viscous friction       §7.5, (7.17)-(7.19)
 ``spatial_rrr``           3-DOF spatial arm, axes z, y, x, symbolic everything         --
-``particle_xy``           a point mass free in a vertical plane (held on a circle:     §15.8, (15.20)
+``particle_xy``           a point mass free in a vertical plane (held on a circle:     §15.8, (15.15)
                           a pendulum, by a Lagrange multiplier)
 ``four_bar``              planar 3R chain whose tip is pinned to the ground: a         §15.8
                           closed four-bar (a loop constraint)
@@ -158,7 +158,7 @@ def particle_xy():
     ``y`` (a massless carriage, then the mass); gravity ``-g y``. ``l``: the length of the pendulum
     it becomes when held on the circle ``x^2 + y^2 = l^2`` (docs/theory.md §15.8):
     ``lam = m (g y - xd^2 - yd^2) / l^2`` for ``phi = (x^2 + y^2 - l^2) / 2``, i.e. the rod's tension
-    ``-lam l = m (l thd^2 + g cos th)`` (``th`` from the downward vertical), eq. (15.20)."""
+    ``-lam l = m (l thd^2 + g cos th)`` (``th`` from the downward vertical), eq. (15.15)."""
     m, g, l = sp.symbols("m g l", positive=True)
     b = SymbolicModelBuilder("particle_xy", gravity=(0, -g, 0))
     b.add_body("carriage", "base", "x", "prismatic", axis=(1, 0, 0))

@@ -342,3 +342,31 @@ def _null_step(model, q, cons):
     x = np.zeros(model.n)
     x[:6] = (1.0, 0.5, -0.3, 2.0, 1.0, 0.0)
     return x - np.linalg.pinv(J) @ (J @ x)
+
+
+@pytest.mark.parametrize("ref", ["local", "world"])
+def test_drift_is_the_rate_of_J_qd_up_to_terms_in_J_qd(ref):
+    """gamma against d/dt (J qd) by central differences along qdd = 0 (screwdyn.integrate), for each
+    kind: equal for world points, local frames and couplings, and differing by docs/theory.md
+    (15.4)'s terms in J qd for local points and world frames."""
+    model, pm = robot("solo12")
+    rng = np.random.default_rng(29)
+    _, _, _, q, v, _ = random_state(model, pm, rng)
+    cases = [screwdyn.PointContact(model, "FL_FOOT", offset=(0.01, 0.02, 0.0), reference=ref),
+             screwdyn.PointLoop(model, "FR_FOOT", "HL_FOOT", offset_b=(0.0, 0.01, 0.0), reference=ref),
+             screwdyn.FrameContact(model, "HR_FOOT", reference=ref),
+             screwdyn.FrameLoop(model, "FL_FOOT", "HR_FOOT", reference=ref),
+             screwdyn.JointCoupling(model, {"FL_KFE": 1.0, "HR_HFE": -2.0})]
+    h = 1e-5
+    for c in cases:
+        Jp, Jm = (C.constraint_jacobian(model, screwdyn.integrate(model, q, s * v, dt=h), [c]) for s in (1.0, -1.0))
+        rate = (Jp - Jm) @ v / (2 * h)
+        gamma = C.constraint_drift(model, q, v, [c])
+        jv = C.constraint_jacobian(model, q, [c]) @ v
+        if c.kind == "point" and ref == "local":
+            w = screwdyn.frame_velocity(model, q, v, c.frame_a, "body")[:3]
+            gamma = gamma - np.cross(w, jv)
+        elif c.kind == "frame" and ref == "world":
+            u = screwdyn.frame_velocity(model, q, v, c.frame_a, "world_aligned")[3:]   # of p_a (T_a_b = 1)
+            gamma = gamma + np.concatenate([np.zeros(3), np.cross(jv[:3], u)])
+        assert np.abs(rate - gamma).max() < 1e-6 * (1 + np.abs(gamma).max()), (c, ref)

@@ -35,6 +35,7 @@ _MOTION = Kernel("constrained", "constraint_motion")
 _DELASSUS = Kernel("constrained", "delassus")
 _DYNAMICS = Kernel("constrained", "constrained_dynamics")
 F64 = np.dtype(np.float64)
+_empty = np.empty
 _NO_FEXT = np.zeros((1, 6))
 _NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
 # the default proximal damping, relative to the Delassus matrix's largest diagonal entry (docs/theory.md §15.5)
@@ -70,16 +71,18 @@ def _run(kernel, model, cd, m, floats, states, names, params, shapes, fext=None)
     """``kernel`` on ``states`` (arrays ``(nq,)``/``(nv,)`` or batches that broadcast): its outputs,
     one per ``shapes`` entry (one state's shape), with the batch's leading axes."""
     if fext is None and floats <= STACK_LIMIT:   # the fast path: one state of float64 vectors
-        try:
-            if all(type(s) is np.ndarray and s.dtype is F64 and s.ndim == 1 for s in states):
-                outs = [np.empty(sh) for sh in shapes]
-                code = kernel.one(model._kd, *states, *_NO_FEXT_ARGS[kernel.entry.fext], cd, *params, *outs)
-                if code == 0:
-                    return outs
-                if code != Status.NOT_FAST:
-                    _raise(code, names)
-        except (AttributeError, TypeError):   # (what is no array: the general path says why)
-            pass
+        fast = True
+        for s in states:
+            if type(s) is not np.ndarray or s.dtype is not F64 or s.ndim != 1:
+                fast = False
+                break
+        if fast:
+            outs = [_empty(sh) for sh in shapes]
+            code = kernel.one(model._kd, *states, *_NO_FEXT_ARGS[kernel.entry.fext], cd, *params, *outs)
+            if code == 0:
+                return outs
+            if code != Status.NOT_FAST:
+                _raise(code, names)
     n = model.n
     sizes = [model.nq if nm == "q" else n for nm in names]
     states = [vector(s, k, nm) for s, k, nm in zip(states, sizes, names)]

@@ -76,9 +76,24 @@ def constraint_rows_of(cd):
     return 0 if c == 0 else int(cd[c - 1, CROW] + cd[c - 1, CSIZE])
 
 
+@njit(**HELPER)
+def rows_needed(kd, cd, need):
+    """``need[i] = 1`` for the kernel rows on the path from the base to a body of some constraint of
+    ``cd`` (the rows :func:`tree_motion` must compute), 0 for the others."""
+    for i in range(kd.shape[0] - 1):
+        need[i] = 0
+    for c in range(cd.shape[0]):
+        a, b = constraint_bodies(cd, c)
+        for j in (a, b):
+            while j >= 0 and need[j] == 0:
+                need[j] = 1
+                j = int(kd[j, PARENT])
+
+
 @njit(**KERNEL)
-def tree_motion(kd, q, qd, Tw, V, A):
-    """The forward pass of the module docstring: ``T_{0,i}`` into ``Tw (n + 1, 12, 1)``, the body
+def tree_motion(kd, q, qd, need, Tw, V, A):
+    """The forward pass of the module docstring on the rows ``i`` with ``need[i]`` (the ancestors of
+    the constraints' bodies, :func:`rows_needed`): ``T_{0,i}`` into ``Tw (n + 1, 12, 1)``, the body
     twists ``V_i`` and bias accelerations ``A_i`` (``qdd = 0``, no gravity) into ``V``, ``A (n + 1, 6,
     1)``; row ``n`` is the base (identity, at rest)."""
     n = kd.shape[0] - 1
@@ -86,6 +101,8 @@ def tree_motion(kd, q, qd, Tw, V, A):
     put(V[n], 0, ZERO6)
     put(A[n], 0, ZERO6)
     for i in range(n):
+        if need[i] == 0:
+            continue
         par = int(kd[i, PARENT])
         Tp = joint_pose(kd, i, q)
         put(Tw[i], 0, compose(get12(Tw[par], 0), Tp))
@@ -161,6 +178,8 @@ def motion(kd, q, qd, cd, J, gamma, err, status, k0, k1):
     n = kd.shape[0] - 1
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
+    need = stack((n,)).view(np.int64)
+    rows_needed(kd, cd, need)
     jqd = stack((m + 1,))
     for k in range(k0, k1):
         status[k] = Status.OK
@@ -168,7 +187,7 @@ def motion(kd, q, qd, cd, J, gamma, err, status, k0, k1):
         check(status, k, Status.NONFINITE + 1, qd[k])
         if status[k]:
             continue
-        tree_motion(kd, q[k], qd[k], Tw, V, A)
+        tree_motion(kd, q[k], qd[k], need, Tw, V, A)
         constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, J[k], jqd, gamma[k], err[k])
         overflowed(status, k, J)
         overflowed(status, k, gamma)
@@ -181,6 +200,8 @@ def delassus(kd, q, cd, G, status, k0, k1):
     n, nq = kd.shape[0] - 1, q_size(kd)
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
+    need = stack((n,)).view(np.int64)
+    rows_needed(kd, cd, need)
     H = stack((n, n))
     X, Y = stack((m + 1, n)), stack((m + 1, n))
     nz, cnt, mark = stack((m + 1, n)).view(np.int64), stack((m + 1,)).view(np.int64), stack((n,)).view(np.int64)
@@ -195,7 +216,7 @@ def delassus(kd, q, cd, G, status, k0, k1):
         check(status, k, Status.NONFINITE, q[k])
         if status[k]:
             continue
-        tree_motion(kd, q[k], zero, Tw, V, A)
+        tree_motion(kd, q[k], zero, need, Tw, V, A)
         for c in range(cd.shape[0]):
             jacobian_rows(kd, cd, c, Tw, X)
         status[k] = factor_and_project(kd, q[k], par, H, X, m, nz, cnt, mark, one)
@@ -216,6 +237,8 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
     n, nq = kd.shape[0] - 1, q_size(kd)
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
+    need = stack((n,)).view(np.int64)
+    rows_needed(kd, cd, need)
     H = stack((n, n))
     h, zero = stack((1, n)), stack((1, n))
     for i in range(n):
@@ -241,7 +264,7 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
                 status[k] = one[0]
         if status[k]:
             continue
-        tree_motion(kd, q[k], qd[k], Tw, V, A)
+        tree_motion(kd, q[k], qd[k], need, Tw, V, A)
         constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err)
         if impact:
             for r in range(m):

@@ -132,6 +132,7 @@ def _run(kernel, model, cd, m, floats, states, names, params, shapes, fext=None)
 
 
 _NO_FEXT_ARGS = {True: (_NO_FEXT, False), False: ()}
+_FORWARD, _IMPULSE = 0, 1   # the kernel's modes (algorithms.constrained.FORWARD, IMPULSE; tests check them)
 
 
 def _kernels():
@@ -252,7 +253,7 @@ def constrained_forward_dynamics(model, q, qd, tau, constraints=(), f_ext=None, 
     cd, m, floats = _constraints(model, constraints, _DYNAMICS)
     mu, accuracy, max_iter = _settings(mu, accuracy, max_iter)
     qdd, lam, info = _run(_DYNAMICS, model, cd, m, floats, (q, qd, tau), ("q", "qd", "tau"),
-                          (0.0, False, mu, accuracy, max_iter), ((model.n,), (m,), (2,)), f_ext)
+                          (0.0, _FORWARD, mu, accuracy, max_iter), ((model.n,), (m,), (2,)), f_ext)
     return (qdd, lam, _info(info)) if return_info else (qdd, lam)
 
 
@@ -280,7 +281,7 @@ def impulse_dynamics(model, q, qd_minus, constraints=(), restitution=0.0, *, mu=
         raise InputError(f"restitution must be in [0, 1], got {r}")
     qd_minus = vector(qd_minus, model.n, "qd_minus")
     qd_plus, lam, info = _run(_DYNAMICS, model, cd, m, floats, (q, qd_minus, np.zeros(qd_minus.shape)),
-                              ("q", "qd_minus", "tau"), (r, True, mu, accuracy, max_iter), ((model.n,), (m,), (2,)))
+                              ("q", "qd_minus", "tau"), (r, _IMPULSE, mu, accuracy, max_iter), ((model.n,), (m,), (2,)))
     return (qd_plus, lam, _info(info)) if return_info else (qd_plus, lam)
 
 

@@ -17,6 +17,7 @@ Forward dynamics and impulses then solve the KKT system of :mod:`.kkt`::
                        M qdd = f + J^T lam,  J qdd = b_c              (§15.4)
     impulse            f = 0,  b_c = -(1 + r) J qd^-
                        M (qd^+ - qd^-) = J^T lam,  J qd^+ = -r J qd^-  (§15.6)
+    projection         f = 0,  b_c = -e:  dq = M^-1 J^T lam,  J dq = -e    (§15.9, a simulation's step)
 
 ``M`` by CRBA and ``h`` by RNEA, each one state (``lanes = 1``); the states of a batch run one at a
 time on each of numba's threads (:mod:`.work`). The packed constraints ``cd`` are
@@ -33,7 +34,7 @@ from .constraint_kinds import (
 )
 from .constraint_layout import CROW, CSIZE
 from .crba import crba
-from .entry import BOOL, F64, I64, Entry, array
+from .entry import F64, I64, Entry, array
 from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .kkt import DELASSUS_SINGULAR, delassus_of, kkt_solve, rows_times_inverse_lt, vector_times_inverse_lt
@@ -51,6 +52,8 @@ REDUNDANT = 10
 # status of a state whose constraints conflict: the solve ends with a residual above CONFLICT times 1 + |b|
 CONFLICTING = 11
 CONFLICT = 1e-8
+# what dynamics() solves for (docs/theory.md §15.4, §15.6, §15.9)
+FORWARD, IMPULSE, PROJECTION = 0, 1, 2
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -227,13 +230,15 @@ def delassus(kd, q, cd, G, status, k0, k1):
 
 
 @njit(**KERNEL)
-def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info, status,
+def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info, status,
              k0, k1):
     """States ``k0 <= k < k1`` of ``q (B, nq)``, ``qd, tau (B, nv)`` (and ``fext (B, nv, 6)`` when
     ``use_fext``) under the constraints ``cd`` (module docstring; :mod:`.kkt`'s settings ``mu``,
-    ``accuracy``, ``max_iter``): forward dynamics, ``out[k] = qdd``, ``lam[k]`` the forces; or with
-    ``impact`` the impulse of restitution ``restitution``, ``out[k] = qd^+``, ``lam[k]`` the impulse
-    (``tau`` and ``fext`` not read). ``info[k] = (iterations, residual)``."""
+    ``accuracy``, ``max_iter``), by ``mode``: FORWARD dynamics, ``out[k] = qdd``, ``lam[k]`` the
+    forces; an IMPULSE of restitution ``restitution``, ``out[k] = qd^+``, ``lam[k]`` the impulse; or a
+    PROJECTION step onto the constraints' manifold, ``out[k] = dq = -M^-1 J^T G^-1 e`` (docs/theory.md
+    (15.16); ``qd`` not read). ``tau``, ``fext`` are read by FORWARD only. ``info[k] = (iterations,
+    residual)``."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
@@ -253,7 +258,7 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
     parents(kd, par)
     for k in range(k0, k1):
         status[k] = Status.OK
-        if impact:
+        if mode != FORWARD:
             check(status, k, Status.NONFINITE, q[k])
             check(status, k, Status.NONFINITE + 1, qd[k])
         else:
@@ -266,9 +271,12 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
             continue
         tree_motion(kd, q[k], qd[k], need, Tw, V, A)
         constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err)
-        if impact:
+        if mode == IMPULSE:
             for r in range(m):
                 b[r] = -(1.0 + restitution) * jqd[r]
+        elif mode == PROJECTION:
+            for r in range(m):
+                b[r] = -err[r]
         else:
             corrected_rhs(cd, jqd, gamma, err, b)
         status[k] = factor_and_project(kd, q[k], par, H, X, m, nz, cnt, mark, one)
@@ -276,8 +284,8 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
             continue
         delassus_of(H, X, Y, m, nz, cnt, G)
         for i in range(n):
-            y[i] = 0.0 if impact else tau[k, i] - h[0, i]
-        if not impact:
+            y[i] = 0.0 if mode != FORWARD else tau[k, i] - h[0, i]
+        if mode == FORWARD:
             vector_times_inverse_lt(par, H, y)
         it, residual, b_norm = kkt_solve(par, H, X, Y, nz, cnt, G, C, y, b, m, mu, accuracy, max_iter, lam[k], w,
                                          out[k])
@@ -286,7 +294,7 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
             continue
         if residual > CONFLICT * (1.0 + b_norm):
             status[k] = CONFLICTING
-        if impact:
+        if mode == IMPULSE:
             for i in range(n):
                 out[k, i] += qd[k, i]
         info[k, 0], info[k, 1] = it, residual
@@ -325,7 +333,7 @@ def delassus_one(kd, q, cd, G):
 
 
 @njit(**KERNEL)
-def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info):
+def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info):
     """One state: :func:`dynamics` on it as a batch of one."""
     n = kd.shape[0] - 1
     m = constraint_rows_of(cd)
@@ -335,7 +343,7 @@ def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, ac
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
     gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
-    dynamics(kd, row(q), row(qd), row(tau), window(fext, 0, (1, fext.shape[0], 6)), use_fext, cd, restitution, impact,
+    dynamics(kd, row(q), row(qd), row(tau), window(fext, 0, (1, fext.shape[0], 6)), use_fext, cd, restitution, mode,
              mu, accuracy, max_iter, window(out, 0, (1, n)), window(lam, 0, (1, m)), window(info, 0, (1, 2)), status,
              k0, k1)
     restore_gil(gil)
@@ -373,7 +381,7 @@ def delassus_batch(kd, q, cd, G, status):
 
 
 @njit(cache=CACHED, parallel=True)
-def dynamics_batch(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info,
+def dynamics_batch(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info,
                    status):
     """States ``(B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
@@ -384,13 +392,13 @@ def dynamics_batch(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, 
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info,
+            dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info,
                      status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
-_SETTINGS = (F64, BOOL, F64, F64, I64)   # restitution, impact, mu, accuracy, max_iter
+_SETTINGS = (F64, I64, F64, F64, I64)   # restitution, mode, mu, accuracy, max_iter
 ENTRIES = {
     "constraint_motion": Entry("the constraint Jacobian and drift", motion_one, motion_batch, ("q", "qd"), (2, 1, 1),
                                per_lane, params=(array(2),)),

@@ -17,6 +17,7 @@ kind gives its rows of ``J qd``, of the drift ``gamma`` and of the position erro
            gamma = LOCAL: [Ad_{T_{ca,0}}] (A_a - A_b) + [ad_{V_a'}] V_b'   (V' = [Ad_{T_{ca,0}}] V)
                    WORLD: X_a (A_a - A_b)
            e     = LOCAL: log(T_{0,cb}^-1 T_{0,ca})       WORLD: (R_a, R_a) times it
+                   (a contact without anchor: e = 0)
     JOINT  J qd  = sum_j k_j qd_j,   gamma = 0,   e = sum_j k_j q_j - offset
 
 with ``Q = R_a^T`` (LOCAL: the axes of ``ca``) or ``1`` (WORLD), and ``X_a (w, v) = (w, v + w x
@@ -34,8 +35,8 @@ import math
 from numba import njit
 
 from .constraint_layout import (
-    CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME, JOINT,
-    LOCAL, POINT,
+    CANCHORED, CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME,
+    JOINT, LOCAL, POINT,
 )
 from .internals import HELPER
 from .joints import joint_screw
@@ -229,7 +230,9 @@ def log_pose(T):
 @njit(**HELPER)
 def error_rows(cd, c, Ta, Tb, q):
     """The position error ``e`` of constraint ``c`` (six numbers; module docstring) for the
-    Baumgarte corrector."""
+    Baumgarte corrector; zero for a contact without anchor (no position to hold it at)."""
+    if cd[c, CANCHORED] == 0.0:
+        return ZERO6
     kind = int(cd[c, CKIND])
     if kind == POINT:
         return _in_reference(cd, c, Ta, (Ta[9] - Tb[9], Ta[10] - Tb[10], Ta[11] - Tb[11], 0.0, 0.0, 0.0))

@@ -102,32 +102,43 @@ def six(lam, sizes):
 
 def check_against_pinocchio(name, ours, theirs, rng, tol=1e-9, states=2):
     """``constrained_forward_dynamics`` with the constraints ``ours`` and Pinocchio's ``theirs``: qdd and
-    lam at random states; J (and, for LOCAL rows, the Delassus matrix) as Pinocchio's."""
+    lam at random states; J (and, for LOCAL contacts, the Delassus matrix) as Pinocchio's. iCub's
+    mass matrix reaches a condition number of 1e12 (its small hand links), which bounds any two
+    solutions' agreement: there the tolerance grows with it (1e-18 cond(M)), and the residual of
+    the equations of motion must be no larger than Pinocchio's. Returns the worst relative
+    difference of qdd and lam."""
     model, pm = robot(name)
     sizes = [c.size for c in ours]
     worst = 0.0
     for _ in range(states):
         qp, vp, taup, q, v, tau = random_state(model, pm, rng)
         a, lam_p, pd, cms, cds = pin_dynamics(pm, qp, vp, taup, theirs)
+        a, lam_p = in_ours(model, pm, a), six(lam_p, sizes)
         qdd, lam = C.constrained_forward_dynamics(model, q, v, tau, ours, mu=0.0, max_iter=1)
-        worst = max(worst, rel(qdd, in_ours(model, pm, a)), rel(lam, six(lam_p, sizes)))
+        M = screwdyn.mass_matrix(model, q)
+        conditioned = max(1.0, 1e-18 * np.linalg.cond(M) / tol)
+        diff = max(rel(qdd, a), rel(lam, lam_p))
+        assert diff < tol * conditioned, (diff, conditioned)
+        worst = max(worst, diff)
         J = C.constraint_jacobian(model, q, ours)
         Jp = pin.getConstraintsJacobian(pm, pd, cms, cds)
         Jp = in_ours(model, pm, six(Jp, sizes))
         assert rel(J, Jp) < 1e-12
+        h = screwdyn.bias_torques(model, q, v)
+        residual = lambda x, f: np.abs(M @ x + h - tau - J.T @ f).max()
+        assert residual(qdd, lam) <= 2 * residual(a, lam_p) + 1e-12 * np.abs(tau).max()
         G = C.delassus(model, q, ours)
-        M = screwdyn.mass_matrix(model, q)
         assert rel(G, J @ np.linalg.solve(M, J.T)) < 1e-9     # the dense product, the tests' cross-check
         if all(c.reference == "local" and c.body_b < 0 for c in ours):   # (Pinocchio's is LOCAL, of contacts only)
             Gp = pin.computeDelassusMatrix(pm, pd, qp, cms, cds, 0.0)
             P = np.concatenate([np.r_[r + 3:r + 6, r:r + 3] if s == 6 else np.arange(r, r + s)
                                 for r, s in zip(np.cumsum([0] + sizes[:-1]), sizes)])
-            assert rel(G, Gp[np.ix_(P, P)]) < 1e-9
+            assert rel(G, Gp[np.ix_(P, P)]) < 1e-9 * conditioned
         gamma = C.constraint_drift(model, q, v, ours)
         Kp, Kd = (np.repeat([getattr(c, g) for c in ours], sizes) for g in ("Kp", "Kd"))
         corrector = Kd * (J @ v) + Kp * C.constraint_error(model, q, ours)
-        assert np.abs(J @ qdd + gamma + corrector).max() < 1e-10 * (1 + np.abs(gamma).max() + np.abs(corrector).max())
-    assert worst < tol, worst
+        assert np.abs(J @ qdd + gamma + corrector).max() < 1e-10 * conditioned * (
+            1 + np.abs(gamma).max() + np.abs(corrector).max())
     return worst
 
 

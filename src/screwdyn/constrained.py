@@ -35,6 +35,7 @@ _MOTION = Kernel("constrained", "constraint_motion")
 _DELASSUS = Kernel("constrained", "delassus")
 _DYNAMICS = Kernel("constrained", "constrained_dynamics")
 F64 = np.dtype(np.float64)
+_ND = np.ndarray
 _empty = np.empty
 _NO_FEXT = np.zeros((1, 6))
 _NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
@@ -252,6 +253,14 @@ def constrained_forward_dynamics(model, q, qd, tau, constraints=(), f_ext=None, 
     """
     cd, m, floats = _constraints(model, constraints, _DYNAMICS)
     mu, accuracy, max_iter = _settings(mu, accuracy, max_iter)
+    if (f_ext is None and floats <= STACK_LIMIT and type(q) is _ND and type(qd) is _ND and type(tau) is _ND
+            and q.dtype is F64 and qd.dtype is F64 and tau.dtype is F64 and q.ndim == 1 and qd.ndim == 1
+            and tau.ndim == 1):   # one state (a controller's call): the kernel without _run's generality
+        qdd, lam, info = _empty(model.n), _empty(m), _empty(2)
+        code = _DYNAMICS.one(model._kd, q, qd, tau, _NO_FEXT, False, cd, 0.0, _FORWARD, mu, accuracy, max_iter, qdd,
+                             lam, info)
+        if code == 0:
+            return (qdd, lam, _info(info)) if return_info else (qdd, lam)
     qdd, lam, info = _run(_DYNAMICS, model, cd, m, floats, (q, qd, tau), ("q", "qd", "tau"),
                           (0.0, _FORWARD, mu, accuracy, max_iter), ((model.n,), (m,), (2,)), f_ext)
     return (qdd, lam, _info(info)) if return_info else (qdd, lam)

@@ -124,22 +124,38 @@ def spatial(Tw, W, i):
 
 
 @njit(**KERNEL)
-def constraint_motion(kd, cd, q, qd, Tw, V, A, J, jqd, gamma, e):
-    """Every constraint's rows of ``J (m, nv)``, ``J qd``, ``gamma`` and ``e`` (``(m,)`` each) from the
-    forward pass :func:`tree_motion` (module docstring)."""
+def constraint_motion(kd, cd, q, qd, Tw, V, A, J, jqd, gamma, e, errors):
+    """Every constraint's rows of ``J (m, nv)``, ``J qd``, ``gamma`` and, with ``errors``, ``e`` (``(m,)``
+    each; else ``e`` left as it is) from the forward pass :func:`tree_motion` (module docstring)."""
     for c in range(cd.shape[0]):
         jacobian_rows(kd, cd, c, Tw, J)
         Ta, Tb = constraint_frames(cd, c, Tw)
         a, b = constraint_bodies(cd, c)
         Va, Vb = spatial(Tw, V, a), spatial(Tw, V, b)
-        x = velocity_rows(cd, c, Ta, Tb, Va, Vb, qd)
-        g = drift_rows(cd, c, Ta, Tb, Va, spatial(Tw, A, a), Vb, spatial(Tw, A, b))
-        d = error_rows(cd, c, Ta, Tb, q)
-        r0 = constraint_row(cd, c)
-        for r in range(constraint_size(cd, c)):
-            jqd[r0 + r] = x[r]
-            gamma[r0 + r] = g[r]
-            e[r0 + r] = d[r]
+        r0, size = constraint_row(cd, c), constraint_size(cd, c)
+        put_rows(jqd, r0, size, velocity_rows(cd, c, Ta, Tb, Va, Vb, qd))
+        put_rows(gamma, r0, size, drift_rows(cd, c, Ta, Tb, Va, spatial(Tw, A, a), Vb, spatial(Tw, A, b)))
+        if errors:
+            put_rows(e, r0, size, error_rows(cd, c, Ta, Tb, q))
+
+
+@njit(**HELPER)
+def put_rows(y, r0, size, x):
+    """``y[r0 + r] = x[r]`` for the ``size`` (1, 3 or 6) rows of a constraint, written out."""
+    y[r0] = x[0]
+    if size > 1:
+        y[r0 + 1], y[r0 + 2] = x[1], x[2]
+        if size > 3:
+            y[r0 + 3], y[r0 + 4], y[r0 + 5] = x[3], x[4], x[5]
+
+
+@njit(**HELPER)
+def needs_errors(cd):
+    """Whether some constraint of ``cd`` has a Baumgarte ``Kp`` (forward dynamics then reads ``e``)."""
+    for c in range(cd.shape[0]):
+        if constraint_gains(cd, c)[0] != 0.0:
+            return True
+    return False
 
 
 @njit(**HELPER)
@@ -191,7 +207,7 @@ def motion(kd, q, qd, cd, J, gamma, err, status, k0, k1):
         if status[k]:
             continue
         tree_motion(kd, q[k], qd[k], need, Tw, V, A)
-        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, J[k], jqd, gamma[k], err[k])
+        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, J[k], jqd, gamma[k], err[k], True)
         overflowed(status, k, J)
         overflowed(status, k, gamma)
         overflowed(status, k, err)
@@ -256,6 +272,9 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy
     one = stack((1,)).view(np.int64)
     par = stack((n,)).view(np.int64)
     parents(kd, par)
+    errors = mode == PROJECTION or (mode == FORWARD and needs_errors(cd))
+    for r in range(m):
+        err[r] = 0.0           # (read with Kp = 0 when not computed)
     for k in range(k0, k1):
         status[k] = Status.OK
         if mode != FORWARD:
@@ -270,7 +289,7 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy
         if status[k]:
             continue
         tree_motion(kd, q[k], qd[k], need, Tw, V, A)
-        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err)
+        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err, errors)
         if mode == IMPULSE:
             for r in range(m):
                 b[r] = -(1.0 + restitution) * jqd[r]

@@ -268,6 +268,12 @@ def jacobian_rows(kd, cd, c, Tw, J):
         sign = 1.0 if side == 0 else -1.0
         while j >= 0:
             x = twist_rows(cd, c, Ta, Tb, twist_to_world(get12(Tw[j], 0), joint_screw(kd, j)), side)
-            for r in range(size):
-                J[r0 + r, j] += sign * x[r]
+            J[r0, j] += sign * x[0]
+            if size > 1:
+                J[r0 + 1, j] += sign * x[1]
+                J[r0 + 2, j] += sign * x[2]
+                if size > 3:
+                    J[r0 + 3, j] += sign * x[3]
+                    J[r0 + 4, j] += sign * x[4]
+                    J[r0 + 5, j] += sign * x[5]
             j = int(kd[j, PARENT])

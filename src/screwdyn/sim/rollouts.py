@@ -59,7 +59,7 @@ class ProgressBar:
 
 def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext=None, integrator="rk4",
              friction=True, joint_limits=True, saturate=False, hold=False, method="aba", rtol=1e-10, atol=1e-12,
-             ivp_options=None, progress=False) -> Trajectory:
+             ivp_options=None, progress=False, constraints=()) -> Trajectory:
     """Simulate ``model`` from ``(q0, qd0)`` for ``duration`` seconds, sampled every ``dt``: one
     rollout, or a batch of rollouts run together (see the module docstring).
 
@@ -88,6 +88,13 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     ivp_options : more keyword arguments for :func:`scipy.integrate.solve_ivp` (``max_step``,
         ``first_step``, ``jac`` ...).
     progress : True for a progress bar on stderr, or a callable ``progress(fraction)``.
+    constraints : constraints held along the motion (:mod:`screwdyn.constraints`: contacts welded to
+        the world, loops, couplings), after the model's own ``model.constraints``, which always
+        apply. Bilateral: every rollout integrates the constrained dynamics
+        (:func:`screwdyn.constrained_forward_dynamics`) and is projected back onto the constraints
+        after each step (docs/theory.md §15.9); ``info["constraints"]`` holds the largest
+        violation of the recorded samples. Fixed-step integrators only (compiled), without
+        enforced joint limits (``joint_limits=False``), and callables only with ``hold=True``.
 
     Returns a :class:`Trajectory` (batch axes in front); ``qdd`` and ``tau`` are those at each
     sample. Raises :class:`SimulationError` when a single rollout diverges; warns
@@ -107,7 +114,7 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     if not isinstance(model, Model):
         raise InputError(f"model must be a screwdyn.Model, got {type(model).__name__}")
     options = dict(integrator=integrator, friction=friction, joint_limits=joint_limits, saturate=saturate, hold=hold,
-                   method=method, rtol=rtol, atol=atol, ivp_options=ivp_options)
+                   method=method, rtol=rtol, atol=atol, ivp_options=ivp_options, constraints=constraints)
     if any_dask(q0, qd0, tau, f_ext):
         return _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options)
     n = model.n
@@ -126,6 +133,7 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     tau_src = _source(tau, "tau", model, steps, batch, wrench=False)
     f_src = _source(f_ext, "f_ext", model, steps, batch, wrench=True)
     lim = _limit_table(model, joint_limits, friction, saturate, dt)
+    constrained, given = _constrained(model, constraints, name, method, lim, tau, f_ext, hold)
     report = _Report(model, B)
     if tau_src[0] == "array":
         data = tau_src[1]
@@ -141,10 +149,10 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     try:
         calls = "call" in (tau_src[0], f_src[0])
         if name in FIXED_STEP and method == "aba" and not calls:
-            _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
+            _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar, constrained)
         elif name in FIXED_STEP and method == "aba" and hold:
             with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # (the callables see diverged rows)
-                _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
+                _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar, constrained)
         elif name in FIXED_STEP:
             with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # divergence is detected and reported
                 _stages(name, model, t, inputs, _Field(model, lim, B, method), Q, V, A, TAU, dead, bar)
@@ -165,6 +173,9 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     info = {"nfev": nfev, "wall_time": elapsed, "friction": bool(friction), "joint_limits": joint_limits,
             "saturate": bool(saturate), "hold": bool(hold)}
     warn = not getattr(_IN_CHUNK, "on", False)
+    if constrained is not None:
+        _constraints_failed(dead, batch)
+        info["constraints"] = _violation(model, given, Q, V, batch)
     _check_dead(dead, Q, t, batch, name, info, warn)
     info["limits"] = report.summary(t, W, joint_limits is not False, saturate)
     if warn:
@@ -225,6 +236,8 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
                                          name="screwdyn-simulate")
     info = dict(options, nfev=None, wall_time=None, limits=None, diverged=diverged > 0.5)
     info.pop("ivp_options")
+    if info.pop("constraints") or model.constraints:
+        info["constraints"] = None   # (each chunk's violation stays in its worker, as its limits report)
     return Trajectory(t=t, q=Q, qd=V, qdd=A, tau=TAU, joint_names=model.v_names, model_name=model.name,
                       integrator=_integrator_name(options["integrator"]), dt=float(dt), info=info,
                       limits=_limit_arrays(model), model=model)
@@ -247,6 +260,71 @@ def _rollout_chunk(model, duration, dt, tau, f_ext, split, options, q0, qd0, *pe
     for index in traj.info["diverged"]:
         diverged[index] = 1.0
     return traj.q, traj.qd, traj.qdd, traj.tau, diverged
+
+
+def _constrained(model, constraints, name, method, lim, tau, f_ext, hold):
+    """``((cd, mu, accuracy, max_iter), given)`` for the constrained rollouts when ``model.constraints``
+    and ``constraints`` hold any, else ``(None, given)`` (``given``: the call's constraints, a tuple);
+    what the constrained rollouts do not do is refused here."""
+    from ..algorithms.constrained_rollout import ROWS_PER_DOF
+    from ..constrained import MU_RELATIVE
+    from ..constraints import Constraint, pack
+
+    if isinstance(constraints, Constraint):
+        constraints = (constraints,)
+    given = tuple(constraints) if constraints is not None else ()
+    cd, m, _ = pack(model, given)
+    if m == 0:
+        return None, given
+    refused = [what for what, bad in (
+        (f"integrator {name!r} (the fixed-step ones only: euler, semi_implicit_euler, rk4)", name not in FIXED_STEP),
+        (f"method {method!r} (method='aba')", method != "aba"),
+        ("enforced joint limits (pass joint_limits=False)", bool(np.any(np.isfinite(lim[:, [0, 1]])))),
+        ("a callable tau or f_ext evaluated at every stage (pass hold=True)",
+         not hold and (callable(tau) or callable(f_ext))))
+        if bad]
+    if refused:
+        raise InputError(f"simulate with constraints ({m} rows) does not take {'; '.join(refused)}")
+    if m > ROWS_PER_DOF * model.n:
+        raise InputError(f"simulate with constraints takes at most {ROWS_PER_DOF * model.n} constraint rows for this "
+                         f"model ({ROWS_PER_DOF} per degree of freedom), got {m}")
+    return (cd, -MU_RELATIVE, 1e-12, 50), given
+
+
+def _constraints_failed(dead, batch):
+    """Raise when the constraints of a rollout conflicted or were singular (its KKT solve failed)."""
+    from ..algorithms.constrained import CONFLICTING, REDUNDANT
+
+    bad = np.flatnonzero((dead == CONFLICTING) | (dead == REDUNDANT))
+    if len(bad):
+        where = f" (rollout {tuple(int(i) for i in np.unravel_index(bad[0], batch))})" if batch else ""
+        raise InputError(f"simulate: the constraints conflict{where}: redundant constraints asked for accelerations no "
+                         "force gives (or the constraints were redundant with mu = 0)")
+
+
+def _violation(model, given, Q, V, batch, chunk=4096):
+    """The largest constraint violation of each rollout's samples: ``{"rows": m, "position": max |e|,
+    "velocity": max |J qd|}`` over ``model.constraints`` and ``given`` (``e`` of
+    :func:`screwdyn.constraint_error`; floats for one rollout, arrays of the batch's shape otherwise;
+    NaN for a rollout that diverged), computed a chunk of samples at a time."""
+    from ..constrained import constraint_error, constraint_jacobian
+
+    B, N = Q.shape[:2]
+    q, v = Q.reshape(B * N, -1), V.reshape(B * N, -1)
+    pos, vel = np.full(B * N, np.nan), np.full(B * N, np.nan)
+    good = np.flatnonzero(np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1))
+    m = 0
+    for s in range(0, len(good), chunk):
+        k = good[s:s + chunk]
+        e = constraint_error(model, q[k], given)
+        J = constraint_jacobian(model, q[k], given)
+        m = e.shape[-1]
+        pos[k] = np.abs(e).max(axis=-1, initial=0.0)
+        vel[k] = np.abs(np.einsum("kij,kj->ki", J, v[k])).max(axis=-1, initial=0.0)
+    pos, vel = pos.reshape(B, N).max(axis=1), vel.reshape(B, N).max(axis=1)
+    if not batch:
+        return {"rows": m, "position": float(pos[0]), "velocity": float(vel[0])}
+    return {"rows": m, "position": pos.reshape(batch), "velocity": vel.reshape(batch)}
 
 
 def _check_dead(dead, Q, t, batch, name, info, warn=True):

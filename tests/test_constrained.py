@@ -34,7 +34,8 @@ def robot(name):
         path = str(example_robot_data_path(name))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = screwdyn.load_urdf(path, floating_base=True)
+            # (Pinocchio's model has no mimic couplings: Romeo's fingers stay free in both)
+            model = screwdyn.load_urdf(path, floating_base=True, mimic="independent")
         pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
         if name == "romeo":   # massless fingers: M singular in both libraries; an armature makes it definite
             arm = np.r_[np.zeros(6), np.full(model.nv - 6, 0.01)]

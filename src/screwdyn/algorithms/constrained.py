@@ -26,7 +26,7 @@ proximal solve (:func:`.kkt.proximal`); a state whose residual ends above ``CONF
 has constraints that conflict (redundant rows asking for different accelerations): CONFLICTING.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .constraint_kinds import (
     constraint_bodies, constraint_frames, constraint_gains, constraint_row, constraint_size, drift_rows, error_rows,
@@ -35,7 +35,7 @@ from .constraint_kinds import (
 from .constraint_layout import CROW, CSIZE
 from .crba import crba
 from .entry import F64, I64, Entry, array
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .kkt import DELASSUS_SINGULAR, delassus_of, kkt_solve, rows_times_inverse_lt, vector_times_inverse_lt
 from .layout import PARENT
@@ -43,6 +43,7 @@ from .ltdl import ltdl_factor
 from .rnea import body_motion, rnea
 from .spatial_kernels import compose, twist_to_world
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, put, q_size, row, units
 
 # one-state calls release the GIL from this many DoF (a floating Talos, 50 DoF, two soles: 12 us a call;
@@ -323,7 +324,7 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy
 
 
 # ---------------------------------------------------------------------------------- entry points
-@njit(**KERNEL)
+@njit(**ONE)
 def motion_one(kd, q, qd, cd, J, gamma, err):
     """One state: :func:`motion` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -338,7 +339,7 @@ def motion_one(kd, q, qd, cd, J, gamma, err):
     return status[0]
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def delassus_one(kd, q, cd, G):
     """One state: :func:`delassus` on it as a batch of one."""
     m = constraint_rows_of(cd)
@@ -352,7 +353,7 @@ def delassus_one(kd, q, cd, G):
     return status[0]
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info):
     """One state: :func:`dynamics` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -370,7 +371,7 @@ def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accu
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def motion_batch(kd, q, qd, cd, J, gamma, err, status):
     """States ``(B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
@@ -385,7 +386,7 @@ def motion_batch(kd, q, qd, cd, J, gamma, err, status):
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def delassus_batch(kd, q, cd, G, status):
     """States ``(B, n)`` over numba's threads."""
     B = q.shape[0]
@@ -400,7 +401,7 @@ def delassus_batch(kd, q, cd, G, status):
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def dynamics_batch(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info,
                    status):
     """States ``(B, n)`` over numba's threads."""

@@ -23,16 +23,17 @@ numba's threads; a rollout whose KKT solve fails (singular ``M``, redundant cons
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .constrained import FORWARD, IMPULSE, PROJECTION, constraint_floats, constraint_rows_of, dynamics
 from .constrained import per_lane as dynamics_per_lane
 from .entry import BOOL, F64, I64, Entry, array
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import release_gil, restore_gil, stack, window
 from .joints import joint_integrate
 from .rollout import COULOMB, RK4, VISCOUS, WATCH, _shapes_fit, advance, copy_rows, drive, inputs, record, watch
 from .rollout import per_lane as rollout_per_lane
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import claim, one_state, q_size, units
 
 # The constraint rows a rollout's work is sized for, per degree of freedom: screwdyn.simulate refuses more.
@@ -138,7 +139,7 @@ def constrained_rollout(kd, cd, mu, accuracy, max_iter, lim, t, tau, fext, use_f
         status[b] = dead[0]
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def constrained_rollout_one(kd, cd, mu, accuracy, max_iter, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A,
                             TAU, W):
     """One rollout, ``Q, V, A, TAU (N, n)``: :func:`constrained_rollout` on it as a batch of one."""
@@ -158,7 +159,7 @@ def constrained_rollout_one(kd, cd, mu, accuracy, max_iter, lim, t, tau, fext, u
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def constrained_rollout_batch(kd, cd, mu, accuracy, max_iter, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A,
                               TAU, W, status):
     """Rollouts ``(B, N, n)`` over numba's threads; ``status`` is read (a rollout already dead stays

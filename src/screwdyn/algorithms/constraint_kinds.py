@@ -32,16 +32,14 @@ compiler keeps in registers, as :mod:`.joints` does for the joints.
 """
 import math
 
-from numba import njit
-
 from .constraint_layout import (
     CANCHORED, CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME,
     JOINT, LOCAL, POINT,
 )
-from .internals import HELPER
 from .joints import joint_screw
 from .layout import PARENT
 from .spatial_kernels import ad, compose, cross, rotate6, translate_twist, twist_to_child, twist_to_world
+from .target import HELPER, njit
 from .work import get12
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)

@@ -33,9 +33,7 @@ Cost: ``O(n d^2)`` for ``L^T D L``, ``O(m d^2)`` for ``X`` (``d`` the depth of t
 """
 import math
 
-from numba import njit
-
-from .internals import HELPER, KERNEL
+from .target import HELPER, KERNEL, njit
 
 # kkt_solve's status: the damped Delassus matrix is not positive definite (redundant constraints with mu = 0)
 DELASSUS_SINGULAR = -1

@@ -49,12 +49,16 @@ KIND_CODE = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "cylinder": C
 assert tuple(KIND_CODE) == tuple(COLLISION_KINDS)
 DEFAULT_MAX_CONTACTS = 64     # K when not given: the most contacts the pairs can make, at most this
 
-_DETECT = dispatch.Kernel("collide", "detect")
-_GROUND = dispatch.Kernel("collide", "ground")   # every pair with a plane: a smaller kernel
+# the narrow phase in three kernels (screwdyn.algorithms.collide): the smallest that covers the pairs
+_KERNELS = {tier: dispatch.Kernel("collide", tier) for tier in ("ground", "primitive", "general")}
+PRIMITIVE_PAIRS = {(PLANE, k) for k in (SPHERE, CAPSULE, CYLINDER, BOX, CONVEX)} | {
+    (SPHERE, SPHERE), (SPHERE, CAPSULE), (SPHERE, CYLINDER), (SPHERE, BOX), (CAPSULE, CAPSULE), (CAPSULE, BOX),
+    (BOX, BOX)}
 
 
 def max_pair_contacts(kind_a: str, kind_b: str) -> int:
-    """The most contacts the narrow phase of two kinds writes."""
+    """The most contacts the narrow phase of two kinds writes (in the "general" tier, fewer:
+    box-box and capsule-box give one)."""
     a, b = sorted((KIND_CODE[kind_a], KIND_CODE[kind_b]))
     if a == PLANE:
         return {SPHERE: 1, CAPSULE: 2}.get(b, 4)
@@ -112,9 +116,13 @@ class Collider:
     """What :func:`detect` needs of a model and an environment, packed once: the tables of
     :mod:`screwdyn.algorithms.collide` (``geoms``, ``pairs``, ``vertices``, read-only) and
     ``max_contacts`` (``K``). A compiled caller passes the tables to
-    ``screwdyn.algorithms.collide.collide_state``. Also: ``environment`` (the one used),
-    ``geometry`` (the :class:`~screwdyn.geometry.Collision` record of each row of ``geoms``) and
-    ``bound`` (the most contacts the pairs can make)."""
+    ``screwdyn.algorithms.collide.collide_state`` with the narrow phase of ``tier``: ``"ground"``
+    (``ground_pair``: every pair has a plane), ``"primitive"`` (``primitive_pair``: every pair in
+    closed form) or ``"general"`` (``general_pair``: a polytope or a cylinder against another
+    shape; then box-box and capsule-box pairs give one contact each, by GJK and EPA, instead of their
+    manifolds). Also: ``environment`` (the one used), ``geometry`` (the
+    :class:`~screwdyn.geometry.Collision` record of each row of ``geoms``) and ``bound`` (the most
+    contacts the pairs can make)."""
 
     def __init__(self, model: Model, environment=None, *, self_collision=False, max_contacts=None):
         dispatch.check_model(model)
@@ -165,9 +173,9 @@ class Collider:
             bound += max_pair_contacts(records[a].kind, records[b].kind)
         self.pairs = table
         self.bound = bound
-        kinds = self.geoms[:, _c.G_KIND]
-        self.ground_only = bool(np.all((kinds[table[:, _c.P_A].astype(int)] == PLANE)
-                                       | (kinds[table[:, _c.P_B].astype(int)] == PLANE)))
+        kinds = {tuple(sorted((KIND_CODE[records[a].kind], KIND_CODE[records[b].kind]))) for a, b in pairs}
+        self.tier = ("ground" if all(k[0] == PLANE for k in kinds) else
+                     "primitive" if kinds <= PRIMITIVE_PAIRS else "general")
         if max_contacts is None:
             K = max(1, min(bound, DEFAULT_MAX_CONTACTS))
         elif isinstance(max_contacts, (int, np.integer)) and max_contacts >= 1:
@@ -308,7 +316,6 @@ def detect(model: Model, q, environment=None, *, self_collision=False, max_conta
     """
     col = collider(model, environment, self_collision=self_collision, max_contacts=max_contacts)
     K = col.max_contacts
-    kernel = _GROUND if col.ground_only else _DETECT
-    data, count = dispatch.call(kernel, model, (q,), shape=((K, _c.WIDTH), (1,)),
+    data, count = dispatch.call(_KERNELS[col.tier], model, (q,), shape=((K, _c.WIDTH), (1,)),
                                 params=(col.geoms, col.pairs, col.vertices))
     return Contacts(data, count[..., 0].astype(np.int64))

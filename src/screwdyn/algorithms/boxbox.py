@@ -20,7 +20,7 @@ import math
 
 from numba import njit
 
-from .internals import HELPER, KERNEL
+from .internals import HELPER, INLINE, KERNEL
 from .narrowphase import MINVAL, emit
 
 SEPEPS = 1e-13
@@ -31,7 +31,7 @@ EDGEBIAS = 1e-6
 MAXVERT = 12
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def clip_half_plane(src, nin, dst, coord, sign, limit):
     """Clip the polygon ``src[:nin]`` (rows ``(x, y, z)``) against ``sign * v[coord] <= limit`` into
     ``dst``; returns the vertex count (``-1``: every vertex inside, ``dst`` untouched)."""
@@ -57,7 +57,7 @@ def clip_half_plane(src, nin, dst, coord, sign, limit):
     return nout
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def reduce_patch(P, n):
     """Which rows of ``P[:n]`` (``(x, y, z)``: in-plane coordinates and distance) to keep: the
     deepest, the farthest from it, and the farthest on either side of their line (``-1`` for none);
@@ -202,7 +202,7 @@ def _frame_vector(G, v):
         G[6] * v[0] + G[7] * v[1] + G[8] * v[2]
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _edge_contact(G1, s1, s2, W, code, septol, pc, k):
     """Stage 2a: the midpoint of the closest points of the two supporting edges (box 1's frame)."""
     i, j = (code - 6) // 3, (code - 6) % 3
@@ -264,7 +264,7 @@ def _rinc(W, ref1, r, c):
     return W[_ROT + r, c] if ref1 else W[_ROT + c, r]
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _face_contacts(G1, G2, s1, s2, W, code, margin, pc, k):
     """Stage 2b: the incident face clipped against the reference face (its frame: ``x, y`` along
     the reference face, ``z`` the distance above it)."""

@@ -79,11 +79,12 @@ import numpy as np
 from numba import njit, prange
 
 from .boxbox import BOX_WORK, box_box
+from .gjk import GJK_WORK, convex_pair
 from .entry import F64, I64, Entry, array
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import CACHED, HELPER, INLINE, KERNEL, release_gil, restore_gil, stack, window
 from .kinematics import world_poses
 from .narrowphase import (
-    BOX, CAPSULE, CONVEX, CYLINDER, MAX_PAIR, PC_WIDTH, PLANE, SPHERE, capsule_box, capsule_capsule, normalize,
+    BOX, CAPSULE, CONVEX, CYLINDER, MAX_PAIR, PC_WIDTH, PLANE, ROW0, SPHERE, capsule_box, capsule_capsule, normalize,
     plane_box, plane_capsule, plane_convex, plane_cylinder, plane_sphere, sphere_box, sphere_capsule,
     sphere_cylinder, sphere_sphere,
 )
@@ -105,6 +106,7 @@ GEOM_WIDTH = 20
 P_A, P_B, P_BODY_A, P_BODY_B, P_GEOM_A, P_GEOM_B, P_DETECT = 0, 1, 2, 3, 4, 5, 31
 PAIR_WIDTH = 32
 
+SCRATCH = max(BOX_WORK, GJK_WORK)   # rows of the narrow phase's scratch array (x, y, z)
 MAX_GEOMS = 1024      # the most geometries (model and environment) one call takes (its work is on the stack)
 GIL_FROM = 64         # one-state calls release the GIL from this many candidate pairs
 
@@ -113,7 +115,7 @@ GIL_FROM = 64         # one-state calls release the GIL from this many candidate
 def per_lane(n):
     """Floats of stack work of one state: body poses, geometry poses (at most MAX_GEOMS), pre-contacts
     and the box-box scratch."""
-    return 12 * (n + 1) + 12 * MAX_GEOMS + MAX_PAIR * PC_WIDTH + 3 * BOX_WORK
+    return 12 * (n + 1) + 12 * MAX_GEOMS + MAX_PAIR * PC_WIDTH + 3 * SCRATCH
 
 
 @njit(**HELPER)
@@ -127,48 +129,70 @@ def contact_frame(n):
     return t1, t2
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def ground_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch):
     """The narrow phase of a plane (``k1``) against a shape of kind ``k2``, into ``pc``: the number
     of contacts, normals from 1 into 2 (:func:`any_pair`'s plane cases)."""
     if k1 != PLANE:
         return 0
     if k2 == SPHERE:
-        return plane_sphere(G1, G2, s2, margin, pc, 0)
+        return plane_sphere(G1, G2, s2, margin, pc, ROW0)
     if k2 == CAPSULE:
-        return plane_capsule(G1, G2, s2, margin, pc, 0)
+        return plane_capsule(G1, G2, s2, margin, pc, ROW0)
     if k2 == CYLINDER:
-        return plane_cylinder(G1, G2, s2, margin, pc, 0)
+        return plane_cylinder(G1, G2, s2, margin, pc, ROW0)
     if k2 == BOX:
-        return plane_box(G1, G2, s2, margin, pc, 0)
+        return plane_box(G1, G2, s2, margin, pc, ROW0)
     if k2 == CONVEX:
-        return plane_convex(G1, G2, vertices, a2, n2, margin, pc, 0)
+        return plane_convex(G1, G2, vertices, a2, n2, margin, pc, ROW0)
     return 0
 
 
-@njit(**KERNEL)
-def any_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch):
-    """The narrow phase of shapes of kinds ``k1 <= k2`` (poses ``G``, half sizes ``s``, a polytope's
-    vertices ``vertices[a:a + n]``) into ``pc``: the number of contacts, normals from 1 into 2."""
+@njit(**INLINE)
+def primitive_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch):
+    """The narrow phase of shapes of kinds ``k1 <= k2`` solved in closed form (planes, spheres,
+    capsules against each other and boxes, boxes against boxes), into ``pc``: the number of
+    contacts, normals from 1 into 2."""
     if k1 == PLANE:
         return ground_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch)
     if k1 == SPHERE:
         if k2 == SPHERE:
-            return sphere_sphere(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_sphere(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == CAPSULE:
-            return sphere_capsule(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_capsule(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == CYLINDER:
-            return sphere_cylinder(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_cylinder(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == BOX:
-            return sphere_box(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_box(G1, s1, G2, s2, margin, pc, ROW0)
     if k1 == CAPSULE:
         if k2 == CAPSULE:
-            return capsule_capsule(G1, s1, G2, s2, margin, pc, 0)
+            return capsule_capsule(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == BOX:
-            return capsule_box(G1, s1, G2, s2, margin, pc, 0)
+            return capsule_box(G1, s1, G2, s2, margin, pc, ROW0)
     if k1 == BOX and k2 == BOX:
-        return box_box(G1, s1, G2, s2, margin, pc, 0, scratch)
+        return box_box(G1, s1, G2, s2, margin, pc, ROW0, scratch)
     return 0
+
+
+@njit(**INLINE)
+def general_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch):
+    """The narrow phase of any shapes: planes, spheres against spheres, capsules, cylinders and
+    boxes, and capsules against capsules in closed form, every other pair (a cylinder or polytope
+    against anything, capsule-box, box-box) by GJK and EPA, one contact each."""
+    if k1 == PLANE:
+        return ground_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch)
+    if k1 == SPHERE:
+        if k2 == SPHERE:
+            return sphere_sphere(G1, s1, G2, s2, margin, pc, ROW0)
+        if k2 == CAPSULE:
+            return sphere_capsule(G1, s1, G2, s2, margin, pc, ROW0)
+        if k2 == CYLINDER:
+            return sphere_cylinder(G1, s1, G2, s2, margin, pc, ROW0)
+        if k2 == BOX:
+            return sphere_box(G1, s1, G2, s2, margin, pc, ROW0)
+    if k1 == CAPSULE and k2 == CAPSULE:
+        return capsule_capsule(G1, s1, G2, s2, margin, pc, ROW0)
+    return convex_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, ROW0, scratch)
 
 
 @njit(**HELPER)
@@ -189,13 +213,13 @@ def place(C, found, K, d):
     return r
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def collide_state(narrow, Tw, geoms, pairs, vertices, Gw, pc, scratch, C):
     """The contacts of one state into ``C (K, WIDTH)`` (the module docstring's layout); returns how
     many were found (more than ``K`` when rows were dropped). ``narrow``: :func:`any_pair`, or
     :func:`ground_pair` when every pair has a plane (a kernel a quarter the size). ``Tw (n + 1, 12,
     1)``: the bodies' world poses (:func:`.kinematics.world_poses`, row ``n`` the base's identity);
-    ``Gw (G, 12, 1)``, ``pc (MAX_PAIR, PC_WIDTH)``, ``scratch (BOX_WORK, 3)``: work."""
+    ``Gw (G, 12, 1)``, ``pc (MAX_PAIR, PC_WIDTH)``, ``scratch (SCRATCH, 3)``: work."""
     K = C.shape[0]
     nrows = Tw.shape[0] - 1
     for g in range(geoms.shape[0]):
@@ -254,7 +278,7 @@ def collide_state(narrow, Tw, geoms, pairs, vertices, Gw, pc, scratch, C):
     return found
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def detect(narrow, kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
     """States ``k0 <= k < k1`` of ``q (B, nq)``: contacts into ``C (B, K, WIDTH)``, the number found
     into ``count (B, 1)``, by the narrow phase ``narrow`` (:func:`collide_state`)."""
@@ -263,7 +287,7 @@ def detect(narrow, kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
     Tw = stack((n + 1, 12, 1))
     Gw = stack((max(G, 1), 12, 1))
     pc = stack((MAX_PAIR, PC_WIDTH))
-    scratch = stack((BOX_WORK, 3))
+    scratch = stack((SCRATCH, 3))
     K = C.shape[1]
     for k in range(k0, k1):
         status[k] = Status.OK
@@ -282,13 +306,31 @@ def detect(narrow, kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
             status[k] = Status.OVERFLOW
 
 
+@njit(**KERNEL)
+def ground_range(kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
+    """:func:`detect` of planes only, a function of its own (its work on its own stack frame)."""
+    detect(ground_pair, kd, q, geoms, pairs, vertices, C, count, status, k0, k1)
+
+
+@njit(**KERNEL)
+def primitive_range(kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
+    """:func:`detect` of the pairs solved in closed form."""
+    detect(primitive_pair, kd, q, geoms, pairs, vertices, C, count, status, k0, k1)
+
+
+@njit(**KERNEL)
+def general_range(kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
+    """:func:`detect` of any pairs."""
+    detect(general_pair, kd, q, geoms, pairs, vertices, C, count, status, k0, k1)
+
+
 @njit(**HELPER)
 def fits(kd, geoms, pairs, C):
     return (C.shape[C.ndim - 1] == WIDTH and geoms.shape[0] <= MAX_GEOMS and geoms.shape[1] == GEOM_WIDTH
             and pairs.shape[1] == PAIR_WIDTH)
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def detect_state(narrow, kd, q, geoms, pairs, vertices, C, count):
     """One state: :func:`detect` on it as a batch of one."""
     if not (is_vector(q, q_size(kd)) and count.shape[0] == 1 and fits(kd, geoms, pairs, C)):
@@ -308,12 +350,6 @@ def ground_one(kd, q, geoms, pairs, vertices, C, count):
     return detect_state(ground_pair, kd, q, geoms, pairs, vertices, C, count)
 
 
-@njit(**KERNEL)
-def detect_one(kd, q, geoms, pairs, vertices, C, count):
-    """One state, any pairs."""
-    return detect_state(any_pair, kd, q, geoms, pairs, vertices, C, count)
-
-
 @njit(cache=CACHED, parallel=True)
 def ground_batch(kd, q, geoms, pairs, vertices, C, count, status):
     """States ``q (B, nq)`` over numba's threads, every pair with a plane."""
@@ -324,13 +360,40 @@ def ground_batch(kd, q, geoms, pairs, vertices, C, count, status):
     for u in prange(nunits):
         start, end = claim(counter, u, B, size)
         while start < end:
-            detect(ground_pair, kd, q, geoms, pairs, vertices, C, count, status, start, end)
+            ground_range(kd, q, geoms, pairs, vertices, C, count, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
+@njit(**KERNEL)
+def primitive_one(kd, q, geoms, pairs, vertices, C, count):
+    """One state, every pair in closed form."""
+    return detect_state(primitive_pair, kd, q, geoms, pairs, vertices, C, count)
+
+
 @njit(cache=CACHED, parallel=True)
-def detect_batch(kd, q, geoms, pairs, vertices, C, count, status):
+def primitive_batch(kd, q, geoms, pairs, vertices, C, count, status):
+    """States ``q (B, nq)`` over numba's threads, every pair in closed form."""
+    B = q.shape[0]
+    if not (is_rows(q, B, q_size(kd)) and fits(kd, geoms, pairs, C)):
+        return Status.NOT_FAST
+    nunits, size, counter = units(B, 1)
+    for u in prange(nunits):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            primitive_range(kd, q, geoms, pairs, vertices, C, count, status, start, end)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+@njit(**KERNEL)
+def general_one(kd, q, geoms, pairs, vertices, C, count):
+    """One state, any pairs."""
+    return detect_state(general_pair, kd, q, geoms, pairs, vertices, C, count)
+
+
+@njit(cache=CACHED, parallel=True)
+def general_batch(kd, q, geoms, pairs, vertices, C, count, status):
     """States ``q (B, nq)`` over numba's threads, any pairs."""
     B = q.shape[0]
     if not (is_rows(q, B, q_size(kd)) and fits(kd, geoms, pairs, C)):
@@ -339,14 +402,17 @@ def detect_batch(kd, q, geoms, pairs, vertices, C, count, status):
     for u in prange(nunits):
         start, end = claim(counter, u, B, size)
         while start < end:
-            detect(any_pair, kd, q, geoms, pairs, vertices, C, count, status, start, end)
+            general_range(kd, q, geoms, pairs, vertices, C, count, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
+# Three kernels, each compiled on first use: the narrow phase of all pairs in one kernel took
+# longer than the 15 s a kernel may take to compile cold. A scene of planes only (legged robots on
+# the ground) needs the smallest; screwdyn.collision picks the smallest that covers a scene's pairs.
+_PARAMS = (array(2), array(2), array(2))
 ENTRIES = {
-    "ground": Entry("contacts with planes", ground_one, ground_batch, ("q",), (2, 1), per_lane,
-                    params=(array(2), array(2), array(2))),
-    "detect": Entry("contacts", detect_one, detect_batch, ("q",), (2, 1), per_lane,
-                    params=(array(2), array(2), array(2))),
+    "ground": Entry("contacts with planes", ground_one, ground_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
+    "primitive": Entry("contacts", primitive_one, primitive_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
+    "general": Entry("contacts", general_one, general_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
 }

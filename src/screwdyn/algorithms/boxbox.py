@@ -60,8 +60,9 @@ def clip_half_plane(src, nin, dst, coord, sign, limit):
 @njit(**INLINE)
 def reduce_patch(P, n):
     """Which rows of ``P[:n]`` (``(x, y, z)``: in-plane coordinates and distance) to keep: the
-    deepest, the farthest from it, and the farthest on either side of their line (``-1`` for none);
-    all of them (the first four) when there are at most four."""
+    deepest, the farthest from it, and the farthest on either side of their line, or, with all on
+    one side, the farthest there and the one beyond the triangle's edges that adds the most area
+    (``-1`` for none); all of them (the first four) when there are at most four."""
     if n <= 4:
         return 0, 1 if n > 1 else -1, 2 if n > 2 else -1, 3 if n > 3 else -1
     i0 = 0
@@ -83,6 +84,18 @@ def reduce_patch(P, n):
             i2, hi = q, a
         if a < lo:
             i3, lo = q, a
+    if i2 < 0 or i3 < 0:               # all on one side: the point beyond an edge of the triangle that
+        i2 = i2 if i2 >= 0 else i3      # adds the most area
+        s = 1.0 if i2 == i3 or hi == 0.0 else -1.0
+        i3, best = -1, 0.0
+        for q in range(n):
+            added = 0.0
+            for e in range(3):
+                a, b = (i0, i1) if e == 0 else (i1, i2) if e == 1 else (i2, i0)
+                added = max(added, s * ((P[b, 0] - P[a, 0]) * (P[q, 1] - P[a, 1])
+                                        - (P[b, 1] - P[a, 1]) * (P[q, 0] - P[a, 0])))
+            if added > best:
+                i3, best = q, added
     return i0, i1, i2, i3
 
 

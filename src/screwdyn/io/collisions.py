@@ -32,8 +32,9 @@ __all__ = ["convex_hull", "mjcf_collisions", "read_collisions"]
 
 
 def convex_hull(points):
-    """``(vertices (V, 3), faces (F, 3))`` of the convex hull of ``points`` (scipy's Qhull); a flat
-    or degenerate set is thickened by Qhull's ``QJ`` (joggled input)."""
+    """``(vertices (V, 3), faces (F, 3))`` of the convex hull of ``points`` (scipy's Qhull), the
+    faces wound counter-clockwise seen from outside; a flat or degenerate set is thickened by Qhull's
+    ``QJ`` (joggled input)."""
     from scipy.spatial import ConvexHull, QhullError
 
     P = np.asarray(points, dtype=float).reshape(-1, 3)
@@ -43,7 +44,11 @@ def convex_hull(points):
         hull = ConvexHull(P, qhull_options="QJ")
     index = np.full(len(P), -1)
     index[hull.vertices] = np.arange(len(hull.vertices))
-    return P[hull.vertices], index[hull.simplices]
+    F = hull.simplices.copy()
+    a, b, c = P[F[:, 0]], P[F[:, 1]], P[F[:, 2]]
+    inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
+    F[inward] = F[inward][:, ::-1]          # wound counter-clockwise seen from outside
+    return P[hull.vertices], index[F]
 
 
 @functools.lru_cache(maxsize=256)

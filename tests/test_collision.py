@@ -305,14 +305,16 @@ def test_solo12_collision_geometry_where_pinocchio_puts_it(rng):
             np.testing.assert_allclose(T[:3, 3], M.translation, atol=1e-12)
     for c, g in zip(model.collisions, gm.geometryObjects):
         mesh = np.asarray(g.geometry.vertices())
-        from scipy.spatial import Delaunay
-        assert Delaunay(c.vertices).find_simplex(mesh, tol=1e-9).min() >= 0 or \
-            np.isin(c.vertices.round(12), mesh.round(12)).all()
+        from scipy.spatial import ConvexHull
+        V = c.hull()[0]
+        planes = ConvexHull(V).equations                 # every mesh vertex inside the hull, the hull's among them
+        assert (mesh @ planes[:, :3].T + planes[:, 3]).max() < 1e-12
+        assert np.abs(V[:, None, :] - mesh[None]).max(axis=2).min(axis=1).max() == 0.0
     q = screwdyn.neutral(model)
     q[2] = 0.3
     feet = [k for k, c in enumerate(model.collisions) if c.link.endswith("FOOT")]
     low = min(float((screwdyn.frame_pose(model, q, model.collisions[k].link)[:3, :3]
-                     @ model.collisions[k].vertices.T)[2].min()
+                     @ model.collisions[k].hull()[0].T)[2].min()
                      + screwdyn.frame_pose(model, q, model.collisions[k].link)[2, 3]) for k in feet)
     c = detect(model, q, Environment(Ground(height=low + 1e-4)))
     assert sorted(set(c.geom_a[:c.count])) == feet
@@ -365,7 +367,7 @@ def test_mjcf_world_geoms_are_the_environment_and_ellipsoids_are_polytopes():
     assert [o.name for o in model.environment] == ["floor", "top"]
     np.testing.assert_allclose(model.environment.obstacles[1].origin[:3, 3], [1, 0, 0.4])
     (egg,) = model.collisions
-    r = np.linalg.norm(egg.vertices / [0.1, 0.05, 0.05], axis=1)
+    r = np.linalg.norm(egg.hull()[0] / [0.1, 0.05, 0.05], axis=1)
     np.testing.assert_allclose(r, 1.0, atol=1e-12)
     q = screwdyn.neutral(model)
     q[2] = 0.049

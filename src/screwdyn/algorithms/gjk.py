@@ -33,7 +33,9 @@ import math
 from numba import njit
 
 from .internals import HELPER, KERNEL
-from .narrowphase import BOX, CAPSULE, CYLINDER, SPHERE, add, add_scaled, cross3, dot, emit, rotate, rotate_back, sub
+from .narrowphase import (
+    BOX, CAPSULE, CYLINDER, SPHERE, add, add_scaled, cross3, dot, emit, hull_support, rotate, rotate_back, sub,
+)
 
 GJK_ITERATIONS = 64
 EPA_VERTICES = 128
@@ -50,9 +52,11 @@ GJK_WORK = _EDGE + EPA_EDGES
 
 
 @njit(**KERNEL)
-def support(kind, G, s, V, adr, num, d):
-    """The support point of the core of a shape (pose ``G``, half sizes ``s``, a polytope's vertices
-    ``V[adr:adr + num]``) in the world direction ``d``."""
+def support(G, s, sh, V, graph, d):
+    """The support point of the core of a shape (pose ``G``, half sizes ``s``, ``sh = (kind, adr,
+    num, ga)``: a polytope's vertices ``V[adr:adr + num]``, its vertex graph at ``graph[ga:]``) in
+    the world direction ``d``."""
+    kind = sh[0]
     u = rotate_back(G, d)
     if kind == SPHERE:
         p = (0.0, 0.0, 0.0)
@@ -65,11 +69,7 @@ def support(kind, G, s, V, adr, num, d):
     elif kind == BOX:
         p = (s[0] if u[0] >= 0 else -s[0], s[1] if u[1] >= 0 else -s[1], s[2] if u[2] >= 0 else -s[2])
     else:
-        best, ib = -math.inf, adr
-        for i in range(adr, adr + num):
-            x = u[0] * V[i, 0] + u[1] * V[i, 1] + u[2] * V[i, 2]
-            if x > best:
-                best, ib = x, i
+        ib = hull_support(V, sh[1], sh[2], graph, sh[3], u)
         p = (V[ib, 0], V[ib, 1], V[ib, 2])
     return add(rotate(G, p), (G[9], G[10], G[11]))
 
@@ -91,11 +91,11 @@ def put3(S, r, x):
 
 
 @njit(**KERNEL)
-def minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, d, S, r):
+def minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, d, S, r):
     """The support point of ``D = core_1 - core_2`` in the direction ``d`` into rows ``r`` (w),
     ``r + 1`` (core 1's point), ``r + 2`` (core 2's) of ``S``; returns ``w``."""
-    a = support(k1, G1, s1, V, a1, n1, d)
-    b = support(k2, G2, s2, V, a2, n2, (-d[0], -d[1], -d[2]))
+    a = support(G1, s1, sh1, V, graph, d)
+    b = support(G2, s2, sh2, V, graph, (-d[0], -d[1], -d[2]))
     w = sub(a, b)
     put3(S, r, w)
     put3(S, r + 1, a)
@@ -202,13 +202,13 @@ def scale3(a, s):
 
 
 @njit(**KERNEL)
-def gjk(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, bound, S):
+def gjk(G1, s1, sh1, G2, s2, sh2, V, graph, bound, S):
     """GJK on the cores: ``(points in the simplex, v)``, the simplex in ``S`` and its nearest points
     in rows ``_A``, ``_B``; 4 points: the cores overlap; -1: they are farther apart than ``bound``."""
     d = sub((G1[9], G1[10], G1[11]), (G2[9], G2[10], G2[11]))
     if dot(d, d) == 0:
         d = (1.0, 0.0, 0.0)
-    v = minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, d, S, 0)
+    v = minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, d, S, 0)
     put3(S, _A, row3(S, 1))
     put3(S, _B, row3(S, 2))
     m = 1
@@ -216,7 +216,7 @@ def gjk(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, bound, S):
         vv = dot(v, v)
         if vv == 0.0:
             break
-        w = minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, (-v[0], -v[1], -v[2]), S, 3 * m)
+        w = minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, (-v[0], -v[1], -v[2]), S, 3 * m)
         vw = dot(v, w)
         if vw > 0 and vw * vw > vv * bound * bound:     # a separating plane farther than the bound
             return -1, v
@@ -275,7 +275,7 @@ def add_edge(S, ne, i, j):
 
 
 @njit(**KERNEL)
-def epa(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, m, S):
+def epa(G1, s1, sh1, G2, s2, sh2, V, graph, m, S):
     """EPA from GJK's simplex of ``m`` points: ``(depth, n, a, b)``, the normal from core 1 into
     core 2 and the deepest points of each core (``a - b = depth n``)."""
     for i in range(3 * m):                                  # the simplex: the first vertices
@@ -294,7 +294,7 @@ def epa(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, m, S):
         for t in range(6):
             d = (1.0 if t == 0 else -1.0 if t == 1 else 0.0, 1.0 if t == 2 else -1.0 if t == 3 else 0.0,
                  1.0 if t == 4 else -1.0 if t == 5 else 0.0)
-            w = minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, d, S, _VERT + 3)
+            w = minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, d, S, _VERT + 3)
             if dot(sub(w, w0), sub(w, w0)) > tol * tol:
                 m = 2
                 break
@@ -307,7 +307,7 @@ def epa(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, m, S):
         d1 = cross3(eh, d0)
         for t in range(6):
             c, sn = math.cos(t * math.pi / 3), math.sin(t * math.pi / 3)
-            w = minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, add_scaled(scale3(d0, c), d1, sn), S,
+            w = minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, add_scaled(scale3(d0, c), d1, sn), S,
                           _VERT + 6)
             x = cross3(sub(w, w0), eh)
             if dot(x, x) > tol * tol:
@@ -315,9 +315,9 @@ def epa(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, m, S):
                 break
     if m == 3:                                              # a triangle into a tetrahedron
         nrm = cross3(sub(row3(S, _VERT + 3), w0), sub(row3(S, _VERT + 6), w0))
-        w = minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, nrm, S, _VERT + 9)
+        w = minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, nrm, S, _VERT + 9)
         if abs(dot(nrm, sub(w, w0))) <= tol * math.sqrt(dot(nrm, nrm)):
-            w = minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, scale3(nrm, -1.0), S, _VERT + 9)
+            w = minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, scale3(nrm, -1.0), S, _VERT + 9)
         m = 4 if abs(dot(nrm, sub(w, w0))) > tol * math.sqrt(dot(nrm, nrm)) else 3
     if m < 4:                                               # a flat difference: touching, depth 0
         nrm = cross3(sub(row3(S, _VERT + 3), w0), sub(row3(S, _VERT + 6), w0)) if m == 3 else (0.0, 0.0, 1.0)
@@ -342,7 +342,7 @@ def epa(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, m, S):
         n = row3(S, rb + 1)
         if nv >= EPA_VERTICES:
             break
-        w = minkowski(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, n, S, _VERT + 3 * nv)
+        w = minkowski(G1, s1, sh1, G2, s2, sh2, V, graph, n, S, _VERT + 3 * nv)
         if dot(n, w) - dbest <= 1e-9 * max(dbest, 1e-3 * L):
             break
         ne = 0
@@ -379,11 +379,12 @@ def epa(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, m, S):
 
 
 @njit(**KERNEL)
-def convex_pair(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, margin, pc, k, S):
-    """One contact of two convex shapes from GJK (cores apart) or EPA (cores overlapping), into row
-    ``k`` of ``pc``, the normal from 1 into 2; returns 0 or 1."""
-    r1, r2 = radius(k1, s1), radius(k2, s2)
-    m, v = gjk(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, r1 + r2 + margin, S)
+def convex_pair(G1, s1, sh1, G2, s2, sh2, V, graph, margin, pc, k, S):
+    """One contact of two convex shapes (``sh = (kind, adr, num, ga)``, :func:`support`) from GJK
+    (cores apart) or EPA (cores overlapping), into row ``k`` of ``pc``, the normal from 1 into 2;
+    returns 0 or 1."""
+    r1, r2 = radius(sh1[0], s1), radius(sh2[0], s2)
+    m, v = gjk(G1, s1, sh1, G2, s2, sh2, V, graph, r1 + r2 + margin, S)
     if m < 0:
         return 0
     vv = dot(v, v)
@@ -395,7 +396,7 @@ def convex_pair(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, margin, pc, k, S):
         a, b = row3(S, _A), row3(S, _B)
         d = dc - r1 - r2
     else:
-        depth, n, a, b = epa(k1, G1, s1, k2, G2, s2, V, a1, n1, a2, n2, m, S)
+        depth, n, a, b = epa(G1, s1, sh1, G2, s2, sh2, V, graph, m, S)
         d = -depth - r1 - r2
     pa = add_scaled(a, n, r1)                               # the surfaces' points along the normal
     pb = add_scaled(b, n, -r2)

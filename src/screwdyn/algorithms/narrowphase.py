@@ -232,47 +232,107 @@ def plane_box(G1, G2, s2, margin, pc, k):
     return m
 
 
+@njit(**HELPER)
+def vertex_dot(V, i, u):
+    return u[0] * V[i, 0] + u[1] * V[i, 1] + u[2] * V[i, 2]
+
+
 @njit(**KERNEL)
-def plane_convex(G1, G2, V, adr, num, margin, pc, k):
-    """A polytope of vertices ``V[adr:adr + num]`` (its frame's coordinates) against the plane:
-    the deepest vertex and up to three more within the margin, spread over the support patch (see
-    the module docstring)."""
+def hull_support(V, adr, num, graph, ga, u):
+    """The row of ``V[adr:adr + num]`` of largest ``u . v``. With the polytope's vertex graph at
+    ``graph[ga:]`` (``ga >= 0``; :func:`screwdyn.collision.hull_graph`: its six axis-extreme
+    vertices, then the CSR offsets and neighbours of each vertex, local indices): from the best of
+    the six, to the best neighbour while one is better (a vertex no neighbour of which is better
+    is the maximum of a linear function on a convex polytope); else every vertex."""
+    if ga < 0:
+        best, ib = -math.inf, adr
+        for i in range(adr, adr + num):
+            x = vertex_dot(V, i, u)
+            if x > best:
+                best, ib = x, i
+        return ib
+    best, cur = -math.inf, adr
+    for j in range(6):
+        i = adr + graph[ga + j]
+        x = vertex_dot(V, i, u)
+        if x > best:
+            best, cur = x, i
+    off = ga + 6
+    nbr = off + num + 1
+    for _ in range(num):
+        step = cur
+        for e in range(graph[off + cur - adr], graph[off + cur - adr + 1]):
+            i = adr + graph[nbr + e]
+            x = vertex_dot(V, i, u)
+            if x > best:
+                best, step = x, i
+        if step == cur:
+            break
+        cur = step
+    return cur
+
+
+@njit(**KERNEL)
+def plane_convex(G1, G2, V, adr, num, graph, ga, margin, pc, k, S):
+    """A polytope of vertices ``V[adr:adr + num]`` (its frame's coordinates; its vertex graph at
+    ``graph[ga:]``) against the plane: the deepest vertex (:func:`hull_support`) and, among the
+    vertices within the margin (those connected to it through others within it, in the graph),
+    up to three more spread over the support patch (see the module docstring). ``S``: scratch
+    rows (x, y, z) for the patch's vertex indices."""
     n, p0, c = zaxis(G1), position(G1), position(G2)
     u = rotate_back(G2, n)                     # the normal in the polytope's frame
     d0 = dot(sub(c, p0), n)
-    best, ibest, inside = math.inf, adr, 0
-    for i in range(adr, adr + num):
-        d = d0 + u[0] * V[i, 0] + u[1] * V[i, 1] + u[2] * V[i, 2]
-        inside += d <= margin
-        if d < best:
-            best, ibest = d, i
+    ib = hull_support(V, adr, num, graph, ga, (-u[0], -u[1], -u[2]))
+    best = d0 + vertex_dot(V, ib, u)
     if best > margin:
         return 0
-    v0 = (V[ibest, 0], V[ibest, 1], V[ibest, 2])
+    v0 = (V[ib, 0], V[ib, 1], V[ib, 2])
     emit(pc, k, add_scaled(add(rotate(G2, v0), c), n, -best / 2), n, best)
-    if inside == 1:
+    # the patch: the vertices within the margin, by a walk over the graph from v0 (every vertex
+    # without a graph), their indices in the scratch rows' cells
+    cells = S.shape[0] * 3
+    flat = S.reshape(-1)
+    found = 0
+    if ga < 0:
+        for i in range(adr, adr + num):
+            if d0 + vertex_dot(V, i, u) <= margin and found < cells:
+                flat[found] = i
+                found += 1
+    else:
+        flat[0] = ib
+        found, head = 1, 0
+        off = ga + 6
+        nbr = off + num + 1
+        while head < found:
+            cur = int(flat[head])
+            head += 1
+            for e in range(graph[off + cur - adr], graph[off + cur - adr + 1]):
+                i = adr + graph[nbr + e]
+                if d0 + vertex_dot(V, i, u) > margin:
+                    continue
+                seen = False
+                for t in range(found):
+                    seen |= flat[t] == i
+                if not seen and found < cells:
+                    flat[found] = i
+                    found += 1
+    if found <= 1:
         return 1
-    # in-plane offsets from v0 (the polytope's frame): w - (w . u) u; the farthest from v0
-    far, ifar = 0.0, -1
-    for i in range(adr, adr + num):
+    far, ifar = 0.0, -1                        # the farthest from v0 in the plane
+    for t in range(found):
+        i = int(flat[t])
         w = (V[i, 0] - v0[0], V[i, 1] - v0[1], V[i, 2] - v0[2])
-        if d0 + dot(u, (V[i, 0], V[i, 1], V[i, 2])) > margin:
-            continue
         wn = dot(w, u)
         r2 = dot(w, w) - wn * wn
         if r2 > far:
             far, ifar = r2, i
-    scale_ = 0.0
-    for i in range(adr, adr + num):
-        scale_ = max(scale_, abs(V[i, 0]) + abs(V[i, 1]) + abs(V[i, 2]))
-    tiny = (1e-9 * scale_) ** 2
-    if ifar < 0 or far <= tiny:
+    tiny = 1e-18 * max(far, 1e-300)
+    if ifar < 0 or far <= 1e-24:
         return 1
     e = (V[ifar, 0] - v0[0], V[ifar, 1] - v0[1], V[ifar, 2] - v0[2])
     hi, ihi, lo, ilo = 0.0, -1, 0.0, -1        # signed areas on either side of the line v0 -> v_far
-    for i in range(adr, adr + num):
-        if d0 + dot(u, (V[i, 0], V[i, 1], V[i, 2])) > margin:
-            continue
+    for t in range(found):
+        i = int(flat[t])
         a = dot(cross3(e, (V[i, 0] - v0[0], V[i, 1] - v0[1], V[i, 2] - v0[2])), u)
         if a > hi:
             hi, ihi = a, i
@@ -280,7 +340,7 @@ def plane_convex(G1, G2, V, adr, num, margin, pc, k):
             lo, ilo = a, i
     m = 1
     for i in (ifar, ihi, ilo):
-        if i < 0 or (i != ifar and abs(hi if i == ihi else lo) <= tiny):
+        if i < 0 or (i != ifar and (hi if i == ihi else -lo) <= tiny):
             continue
         v = (V[i, 0], V[i, 1], V[i, 2])
         d = d0 + dot(u, v)

@@ -42,11 +42,8 @@ def shape_mesh(c, color):
     if c.kind == "capsule":
         return _scene.capsule((0.0, 0.0, -0.5 * c.size[1]), (0.0, 0.0, 0.5 * c.size[1]), c.size[0], color, segments=32)
     if c.kind == "convex":
-        F = c.faces
-        if F is None:
-            from ..io.collisions import convex_hull
-            _, F = convex_hull(c.vertices)
-        return np.asarray(c.vertices), np.asarray(F), np.tile(np.asarray(color, float), (len(F), 1))
+        V, F = c.hull()
+        return np.asarray(V), np.asarray(F), np.tile(np.asarray(color, float), (len(F), 1))
     return None
 
 
@@ -54,7 +51,13 @@ def collision_parts(model, color=COLLISION_COLOR) -> list:
     """``model.collisions`` as parts, each on its link's frame at its origin."""
     out, count = [], {}
     for c in model.collisions:
-        mesh = shape_mesh(c, color)
+        try:
+            mesh = shape_mesh(c, color)
+        except OSError as e:           # a mesh that cannot be read: the rest is drawn
+            import warnings
+            from ..errors import VisualWarning
+            warnings.warn(f"{e}; it is not drawn", VisualWarning, stacklevel=3)
+            continue
         if mesh is None:
             continue
         k = count[c.link] = count.get(c.link, -1) + 1

@@ -274,6 +274,20 @@ def _unit(x):
     return x / np.linalg.norm(x)
 
 
+def test_hull_support_climbs_to_the_brute_force_answer(rng):
+    """The support search over a polytope's vertex graph ends where trying every vertex does, for
+    random polytopes and directions (a linear function on a convex polytope has no other local
+    maximum over the vertex graph)."""
+    from screwdyn.algorithms.narrowphase import hull_support
+    from screwdyn.collision import hull_graph
+    for n in (4, 30, 400):
+        V, F = convex_hull(rng.normal(size=(n, 3)) * [1.0, 0.3, 2.0])
+        graph = np.concatenate([np.zeros(5, dtype=np.int64), hull_graph(V, F)])
+        for u in rng.normal(size=(40, 3)):
+            u = tuple(u)
+            assert hull_support(V, 0, len(V), graph, 5, u) == hull_support(V, 0, len(V), graph, -1, u)
+
+
 # ---------------------------------------------------------------------------- robots
 def test_solo12_collision_geometry_where_pinocchio_puts_it(rng):
     """Solo12's 17 collision meshes (hulls, its feet included) at random configurations: each
@@ -412,3 +426,13 @@ def test_errors_name_what_is_wrong():
         detect(model, np.full(7, np.nan), Environment(Ground()))
     assert repr(Environment(Capsule((0, 0, 1), 0.1, 0.5), Cylinder(np.eye(4), 0.2, 0.1))) == \
         "Environment(Capsule(radius=0.1, length=0.5 at (0, 0, 1)), Cylinder(radius=0.2, length=0.1 at (0, 0, 0)))"
+
+
+def test_doctests_of_the_modules():
+    import doctest
+
+    import screwdyn.collision
+    import screwdyn.environment
+    for module in (screwdyn.collision, screwdyn.environment):
+        failed, attempted = doctest.testmod(module)
+        assert failed == 0 and attempted > 0, module.__name__

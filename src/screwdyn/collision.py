@@ -75,8 +75,9 @@ def max_pair_contacts(kind_a: str, kind_b: str) -> int:
 
 class Contacts(NamedTuple):
     """Contacts of one state or a batch (:func:`detect`): ``data (..., K, WIDTH)`` in the layout of
-    :mod:`screwdyn.algorithms.collide`, ``count (...)`` the number found. Unpacks as ``data, count``;
-    the properties are views of ``data``'s columns."""
+    :mod:`screwdyn.algorithms.collide`, ``count`` the number found (an ``int`` for one state, an
+    int64 array ``(...)`` for a batch). Unpacks as ``data, count``; the properties are views of
+    ``data``'s columns."""
 
     data: np.ndarray
     count: np.ndarray
@@ -352,4 +353,5 @@ def detect(model: Model, q, environment=None, *, self_collision=False, max_conta
     K = col.max_contacts
     data, count = dispatch.call(_KERNELS[col.tier], model, (q,), shape=((K, _c.WIDTH), (1,)),
                                 params=(col.geoms, col.pairs, col.vertices, col.graph))
-    return Contacts(data, count[..., 0].astype(np.int64))
+    found = count[..., 0]
+    return Contacts(data, int(found) if found.ndim == 0 else found.astype(np.int64))

@@ -2,8 +2,13 @@
 environment at a configuration ``q`` (docs/theory.md §16), a fixed number of rows per state.
 
 The public entry is :func:`screwdyn.collision.detect`; it packs the geometry once per model and
-environment (:class:`screwdyn.collision.Collider`) into the two tables below, which a compiled
-caller (a contact solver's step) can pass to :func:`collide_state` itself.
+environment (:class:`screwdyn.collision.Collider`) into the tables below (``geoms``, ``pairs``,
+``vertices``, ``graph``). A compiled caller (a contact solver's step) calls, per state,
+``collide_state(narrow, Tw, geoms, pairs, vertices, graph, Gw, pc, scratch, C)`` itself:
+``narrow`` the narrow phase of the collider's ``tier`` (:func:`ground_pair`, :func:`primitive_pair`
+or :func:`general_pair`), ``Tw`` the bodies' poses from :func:`.kinematics.world_poses`, and work
+arrays it allocates once (``internals.stack``): ``Gw (G, 12, 1)``, ``pc (MAX_PAIR, PC_WIDTH)``,
+``scratch (SCRATCH, 3)``; :func:`detect` is that loop.
 
 Per state: the world pose of every body (:func:`.kinematics.world_poses`), of every geometry
 ``T_0g = T_0b T_bg``; then for each candidate pair a broad-phase test of bounding spheres (for a

@@ -289,50 +289,102 @@ def test_hull_support_climbs_to_the_brute_force_answer(rng):
 
 
 # ---------------------------------------------------------------------------- robots
-def test_solo12_collision_geometry_where_pinocchio_puts_it(rng):
-    """Solo12's 17 collision meshes (hulls, its feet included) at random configurations: each
-    geometry's pose equals Pinocchio's GeometryModel after updateGeometryPlacements to 1e-12, and
-    each hull holds every vertex of the mesh Pinocchio loaded; at the neutral pose with the base 0.3
-    m up, only the four feet touch a ground 0.3 m below their lowest point's height... and lowered,
-    the feet and nothing else touch."""
+def _pinocchio_geometry(name, floating):
     pin = pytest.importorskip("pinocchio")
     from screwdyn.io.urdf import _example_robot_data_dir, example_robot_data_path
     try:
-        path = example_robot_data_path("solo12")
+        path = example_robot_data_path(name)
     except FileNotFoundError as e:
         pytest.skip(str(e))
-    model = screwdyn.load_urdf(path, floating_base=True)
-    assert len(model.collisions) == 17 and all(c.kind == "convex" for c in model.collisions)
-    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = screwdyn.load_urdf(path, floating_base=floating)
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(str(path))
     root = _example_robot_data_dir()
     gm = pin.buildGeomFromUrdf(pm, str(path), pin.GeometryType.COLLISION,
                                package_dirs=[str(root.parent.parent), str(root.parent.parent.parent)])
-    gd = gm.createData()
-    pd = pm.createData()
-    assert [g.name.rsplit("_", 1)[0] for g in gm.geometryObjects] == [c.link for c in model.collisions]
+    return pin, model, pm, gm
+
+
+@pytest.mark.parametrize("name", ["solo12", "talos_reduced"])
+def test_robots_collision_geometry_where_pinocchio_puts_it(name, rng):
+    """Each collision geometry's pose at random configurations equals Pinocchio's GeometryModel
+    after updateGeometryPlacements to 1e-12 (Talos: cylinders, a box and meshes on links merged by
+    fixed joints; its joints in another order than Pinocchio's, the state mapped by name)."""
+    pin, model, pm, gm = _pinocchio_geometry(name, True)
+    gd, pd = gm.createData(), pm.createData()
+    count = {}
+    names = []
+    for c in model.collisions:
+        k = count[c.link] = count.get(c.link, -1) + 1
+        names.append(f"{c.link}_{k}")                # Pinocchio's name of the k-th <collision> of a link
+    assert sorted(names) == sorted(g.name for g in gm.geometryObjects)
     for _ in range(3):
         q = screwdyn.random_configuration(model, rng)
-        pin.updateGeometryPlacements(pm, pd, gm, gd, screwdyn.to_pinocchio(model, q)[0])
-        for c, M in zip(model.collisions, gd.oMg):
+        pin.updateGeometryPlacements(pm, pd, gm, gd, screwdyn.to_pinocchio(model, q, pin_model=pm)[0])
+        for c, nm in zip(model.collisions, names):
+            M = gd.oMg[gm.getGeometryId(nm)]
             T = screwdyn.frame_pose(model, q, c.link) @ c.origin
             np.testing.assert_allclose(T[:3, :3], M.rotation, atol=1e-12)
             np.testing.assert_allclose(T[:3, 3], M.translation, atol=1e-12)
+
+
+def test_solo12_hulls_hold_its_meshes_and_only_its_feet_touch():
+    """Solo12's 17 collision meshes are hulls (its feet included): each holds every vertex of the
+    mesh Pinocchio loaded and is made of them; standing with the lowest foot vertex 0.1 mm in the
+    ground, the feet and nothing else touch it."""
+    pin, model, pm, gm = _pinocchio_geometry("solo12", True)
+    assert len(model.collisions) == 17 and all(c.kind == "convex" for c in model.collisions)
+    from scipy.spatial import ConvexHull
     for c, g in zip(model.collisions, gm.geometryObjects):
         mesh = np.asarray(g.geometry.vertices())
-        from scipy.spatial import ConvexHull
         V = c.hull()[0]
         planes = ConvexHull(V).equations                 # every mesh vertex inside the hull, the hull's among them
         assert (mesh @ planes[:, :3].T + planes[:, 3]).max() < 1e-12
         assert np.abs(V[:, None, :] - mesh[None]).max(axis=2).min(axis=1).max() == 0.0
     q = screwdyn.neutral(model)
+    q[[8, 9, 11, 12, 14, 15, 17, 18]] = [0.8, -1.6, 0.8, -1.6, -0.8, 1.6, -0.8, 1.6]   # the HFE and KFE joints
     q[2] = 0.3
     feet = [k for k, c in enumerate(model.collisions) if c.link.endswith("FOOT")]
-    low = min(float((screwdyn.frame_pose(model, q, model.collisions[k].link)[:3, :3]
-                     @ model.collisions[k].hull()[0].T)[2].min()
-                     + screwdyn.frame_pose(model, q, model.collisions[k].link)[2, 3]) for k in feet)
+    low = min(float((screwdyn.frame_pose(model, q, c.link) @ c.origin)[:3, :3].dot(c.hull()[0].T)[2].min()
+                    + (screwdyn.frame_pose(model, q, c.link) @ c.origin)[2, 3]) for c in model.collisions)
     c = detect(model, q, Environment(Ground(height=low + 1e-4)))
     assert sorted(set(c.geom_a[:c.count])) == feet
     assert np.all(c.dist[:c.count] <= 0) and np.all(c.dist[:c.count] >= -1e-4 - 1e-12)
+
+
+def test_cylinder_pairs_reach_the_depth_of_the_support_functions(rng):
+    """A cylinder against a box and a cylinder slightly penetrating (up to 5 mm): EPA's depth is
+    the minimum over directions of the support function of the Minkowski difference (found here by
+    a dense search and Nelder-Mead), to 1e-7 m, and its normal that minimising direction."""
+    from scipy.optimize import minimize
+
+    def h(kind, T, u):
+        ul = u @ T[:3, :3]
+        s = (np.abs(ul) @ [0.1, 0.07, 0.05] if kind == "box" else
+             0.08 * np.linalg.norm(ul[:, :2], axis=1) + 0.1 * np.abs(ul[:, 2]))
+        return s + u @ T[:3, 3]
+
+    for other, size in (("box", (0.2, 0.14, 0.1)), ("cylinder", (0.08, 0.2))):
+        model = free_bodies(("cylinder", (0.08, 0.2), {}), (other, size, {}))
+        met = 0
+        while met < 4:
+            q = np.r_[pose([0, 0, 0], rot(_unit(rng.normal(size=3)), rng.uniform(0, 3))),
+                      pose(_unit(rng.normal(size=3)) * 0.17, rot(_unit(rng.normal(size=3)), rng.uniform(0, 3)))]
+            c = detect(model, q, Environment(), self_collision=True)
+            if c.count == 0 or c.dist[0] < -5e-3:
+                continue
+            T = screwdyn.body_poses(model, q)
+            u = rng.normal(size=(50000, 3))
+            u /= np.linalg.norm(u, axis=1)[:, None]
+            f = h(other, T[1], u) + h("cylinder", T[0], -u)       # the overlap if body 1 moves along -u
+            i = int(np.argmin(f))
+            g = lambda x: (lambda v: h(other, T[1], v[None])[0] + h("cylinder", T[0], -v[None])[0])(x / np.linalg.norm(x))
+            r = minimize(g, u[i], method="Nelder-Mead", options=dict(xatol=1e-12, fatol=1e-15, maxiter=4000))
+            depth = min(f[i], r.fun)
+            np.testing.assert_allclose(c.dist[0], -depth, atol=1e-7)
+            np.testing.assert_allclose(-c.normal[0], _unit(r.x), atol=1e-3)
+            met += 1
 
 
 # ---------------------------------------------------------------------------- loading

@@ -18,7 +18,6 @@ farthest on either side of their line.
 """
 import math
 
-
 from .narrowphase import MINVAL, emit
 from .target import HELPER, INLINE, KERNEL, njit
 

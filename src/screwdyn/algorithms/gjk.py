@@ -30,7 +30,6 @@ the surfaces. One contact per pair.
 """
 import math
 
-
 from .narrowphase import (
     BOX, CAPSULE, CYLINDER, SPHERE, add, add_scaled, cross3, dot, emit, hull_support, rotate, rotate_back, sub,
 )

@@ -134,11 +134,12 @@ def _times(s, x):
 
 
 @njit(**KERNEL)
-def derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact, Rq, Rv, Dq, mark, cols):
+def derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact, forces, Rq, Rv, Dq, mark, cols):
     """Each constraint's columns (docs/theory.md §15.9), from :func:`world_motion`: into ``Rq``, ``Rv``
     ``(m, n)`` (zeroed here) ``r_q = dc/dq``, ``r_qd = dc/dqd`` without the ``Kd J`` of ``dc/dqd``, and
-    ``d(J^T lam)/dq`` subtracted from ``Dq (n, n)``. ``c`` is the acceleration rows and Baumgarte terms,
-    or with ``impact`` the velocity rows (of the velocity ``Vw`` was made for; ``r_qd`` then zero). A
+    with ``forces`` ``d(J^T lam)/dq`` subtracted from ``Dq (n, n)``. ``c`` is the acceleration rows and
+    Baumgarte terms, or with ``impact`` the velocity rows (of the velocity ``Vw`` was made for; ``r_qd``
+    then zero). A
     change of ``q_k`` moves each side ``s`` of a constraint that ``k`` is an ancestor of (``k <= s``)::
 
         x_s = J_k,   dV_s = [ad_{J_k}] V_s + Psi_k,   dA_s = [ad_{J_k}] A_s + Phi_k + [ad_{Psi_k}] V_s
@@ -184,10 +185,12 @@ def derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact,
                 dAa = _sum(_sum(ad(J, Aa), Ph), ad(Ps, Va)) if in_a else ZERO6
                 dAb = _sum(_sum(ad(J, Ab), Ph), ad(Ps, Vb)) if in_b else ZERO6
                 x = drift_rows_tangent(cd, c, Ta, Tb, Va, Aa, Vb, Ab, xa, xb, dVa, dAa, dVb, dAb)
-                y = velocity_rows_tangent(cd, c, Ta, Tb, Va, Vb, xa, xb, dVa, dVb)
-                z = error_rows_tangent(cd, c, Ta, Tb, xa, xb)
+                if Kd != 0.0:
+                    x = _sum(x, _times(Kd, velocity_rows_tangent(cd, c, Ta, Tb, Va, Vb, xa, xb, dVa, dVb)))
+                if Kp != 0.0:
+                    x = _sum(x, _times(Kp, error_rows_tangent(cd, c, Ta, Tb, xa, xb)))
                 for r in range(size):
-                    Rq[r0 + r, k] = x[r] + Kd * y[r] + Kp * z[r]
+                    Rq[r0 + r, k] = x[r]
                 Uk = get6(U[k], 0)
                 dVa, dVb = (J if in_a else ZERO6), (J if in_b else ZERO6)
                 dAa = _sum(Uk, ad(J, Va)) if in_a else ZERO6
@@ -199,7 +202,7 @@ def derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact,
             coupling_columns(cd, c, Rq, r0, Kp)
         for side in range(2):                      # d(J^T lam)/dq: column k of row j <= s
             s = a if side == 0 else b
-            if s < 0:
+            if s < 0 or not forces:
                 continue
             W = constraint_wrench(cd, c, Ta, Tb, lam, side)
             for t in range(count):
@@ -268,6 +271,40 @@ def pseudo_solve(C, direct, mu, max_iter, S, m, n, out, Z):
         if step <= 1e-14 * size or step > 0.5 * previous:
             break
         previous = step
+
+
+@njit(**KERNEL)
+def null_space_turn(kd, cd, Tw, G, C, mu, max_iter, KT, lam, jpar, jfirst, Jw, Vw, Aw, Psi, Phi, U, E, Y, Z, z, mark,
+                    cols, out):
+    """Redundant constraints (docs/theory.md (15.31)): adds to ``out = dlam/dq`` the part of the minimum-norm
+    force's derivative in the null space ``N`` of ``J^T``, ``P_N (dJ/dq) z`` with ``J z = lam``,
+    ``z = M^{-1} J^T G^+ lam`` (``KT = J M^{-1}``, then work), ``P_N = 1 - G^+ G``: the tree's columns at the
+    velocity ``z`` (:func:`world_motion`, overwritten), the velocity rows' tangents ``E = (dJ/dq) z``, then
+    ``E - G^+ G E``. ``C``: the factor of ``G + mu 1``; ``E``, ``Y``, ``Z`` ``(m + 1, n)``, ``z (n,)``: work."""
+    n = kd.shape[0] - 1
+    m = E.shape[0] - 1
+    t = window(Y, 0, (m, 1))
+    pseudo_solve(C, False, mu, max_iter, window(lam, 0, (m, 1)), m, 1, t, window(Z, 0, (m, 1)))   # t = -G^+ lam
+    for i in range(n):
+        acc = 0.0
+        for r in range(m):
+            acc -= KT[r, i] * t[r, 0]
+        z[i] = acc
+    for i in range(n):
+        Y[m, i] = 0.0
+    world_motion(kd, Tw, z, Y[m], jpar, Jw, Vw, Aw, Psi, Phi, U)
+    derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, True, False, E[:m], Y[:m], Y, mark, cols)
+    for r in range(m):                                                        # G E
+        for i in range(n):
+            Y[r, i] = 0.0
+        for s in range(m):
+            g = G[r, s]
+            for i in range(n):
+                Y[r, i] += g * E[s, i]
+    pseudo_solve(C, False, mu, max_iter, Y, m, n, Z, KT)                     # -G^+ G E
+    for r in range(m):
+        for i in range(n):
+            out[r, i] += E[r, i] + Z[r, i]
 
 
 @njit(**KERNEL)
@@ -368,8 +405,8 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
         if one[0]:
             status[k] = Status.OVERFLOW
             continue
-        derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact, Rq[:m], Rv[:m], Dw[0, 0], bits,
-                           cols)
+        derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact, True, Rq[:m], Rv[:m], Dw[0, 0],
+                           bits, cols)
         for c in range(cd.shape[0]):               # r_qd's J terms: Kd J, or (1 + r) J for an impulse
             Kp, Kd = constraint_gains(cd, c)
             f = (1.0 + restitution) if impact else Kd
@@ -401,6 +438,9 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
         if impact:
             for i in range(n):
                 Dk[1, i, i] += 1.0
+        if not direct:
+            null_space_turn(kd, cd, Tw, G, C, damping, max_iter, KT, lam, jpar, jfirst, Jw, Vw, Aw, Psi, Phi, U, Rq, Rv, Z,
+                            vel, bits, cols, Dl[k, 0])
         overflowed(status, k, D)
         overflowed(status, k, Dl)
 

@@ -45,7 +45,7 @@ from .coriolis import twist_and_rate
 from .entry import BOOL, F64, I64, Entry, array
 from .internals import CACHED, HELPER, KERNEL, dot6, gemm, release_gil, restore_gil, stack, window
 from .joints import in_parent_frame, joint_screw, joint_velocity
-from .kkt import DELASSUS_SINGULAR, cholesky, delassus_of, kkt_solve, vector_times_inverse_lt
+from .kkt import DELASSUS_SINGULAR, cholesky, delassus_of, kkt_solve, proximal, vector_times_inverse_lt
 from .layout import PARENT
 from .ltdl import branch_columns
 from .rnea import rnea
@@ -133,23 +133,42 @@ def _times(s, x):
     return s * x[0], s * x[1], s * x[2], s * x[3], s * x[4], s * x[5]
 
 
+@njit(**HELPER)
+def support(kd, cd, c, mark, cols):
+    """The columns constraint ``c`` moves with: the ancestors of its body ``a`` (``mark`` bit 1) and of
+    ``b`` (bit 2) into ``cols``; returns their count. The caller clears ``mark`` after."""
+    count = 0
+    a, b = constraint_bodies(cd, c)
+    for side in range(2):
+        j = a if side == 0 else b
+        while j >= 0:
+            if mark[j] == 0:
+                cols[count] = j
+                count += 1
+            mark[j] |= 1 << side
+            j = int(kd[j, PARENT])
+    return count
+
+
+@njit(**HELPER)
+def _moved(J, Ps, V, on):
+    """``dV = [ad_{J_k}] V + Psi_k`` of a side that column ``k`` moves (``on``), else zero."""
+    return _sum(ad(J, V), Ps) if on else ZERO6
+
+
 @njit(**KERNEL)
-def derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact, forces, Rq, Rv, Dq, mark, cols):
-    """Each constraint's columns (docs/theory.md §15.9), from :func:`world_motion`: into ``Rq``, ``Rv``
-    ``(m, n)`` (zeroed here) ``r_q = dc/dq``, ``r_qd = dc/dqd`` without the ``Kd J`` of ``dc/dqd``, and
-    with ``forces`` ``d(J^T lam)/dq`` subtracted from ``Dq (n, n)``. ``c`` is the acceleration rows and
-    Baumgarte terms, or with ``impact`` the velocity rows (of the velocity ``Vw`` was made for; ``r_qd``
-    then zero). A
-    change of ``q_k`` moves each side ``s`` of a constraint that ``k`` is an ancestor of (``k <= s``)::
-
-        x_s = J_k,   dV_s = [ad_{J_k}] V_s + Psi_k,   dA_s = [ad_{J_k}] A_s + Phi_k + [ad_{Psi_k}] V_s
-
-    and one of ``qd_k``: ``dV_s = J_k``, ``dA_s = U_k + [ad_{J_k}] V_s``; each side's wrench ``W_s``
-    changes by its tangent, and ``J_j`` (``j <= s``) turns with ``k`` when ``j`` is in the subtree of
-    ``k``'s joint, which leaves ``J_j^T W_s`` but for ``d W_s - J_k x* W_s``. ``mark``, ``cols (n,)``: int64 work."""
+def row_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, velocity, Rq, Rv, mark, cols):
+    """The constraints' columns along the tree (docs/theory.md (15.26), (15.27)), from :func:`world_motion`,
+    into ``Rq``, ``Rv (m, n)`` (zeroed here; ``Rv`` only for the acceleration rows): ``velocity`` 0, the
+    acceleration rows and Baumgarte terms ``c = J qdd + gamma + Kd J qd + Kp e``, ``Rq = dc/dq``, ``Rv =
+    dc/dqd`` without its ``Kd J`` (``qdd`` held; ``world_motion`` at ``(qd, qdd)``); ``velocity`` 1, the
+    velocity rows ``J v``, ``Rq = d(J v)/dq`` (``v`` held; ``world_motion`` at ``v``). Along ``q_k``, each
+    side ``s`` that ``k`` moves (``k`` an ancestor of its body) turns, ``x_s = J_k``, and ``dV_s = [ad_{J_k}]
+    V_s + Psi_k``, ``dA_s = [ad_{J_k}] A_s + Phi_k + [ad_{Psi_k}] V_s``; along ``qd_k``, ``dV_s = J_k``,
+    ``dA_s = U_k + [ad_{J_k}] V_s``; the rows change by the tangents of :mod:`.constraint_kinds` (a JOINT
+    row by ``Kp k`` along ``q``). ``mark``, ``cols (n,)``: int64 work, ``mark`` zero."""
     n = kd.shape[0] - 1
-    m = Rq.shape[0]
-    for r in range(m):
+    for r in range(Rq.shape[0]):
         for k in range(n):
             Rq[r, k] = 0.0
             Rv[r, k] = 0.0
@@ -157,65 +176,67 @@ def derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact,
         a, b = constraint_bodies(cd, c)
         Ta, Tb = constraint_frames(cd, c, Tw)
         Kp, Kd = constraint_gains(cd, c)
+        if velocity:
+            Kp, Kd = 0.0, 1.0
         r0, size = constraint_row(cd, c), constraint_size(cd, c)
         ia, ib = a if a >= 0 else n, b if b >= 0 else n
         Va, Aa, Vb, Ab = get6(Vw[ia], 0), get6(Aw[ia], 0), get6(Vw[ib], 0), get6(Aw[ib], 0)
-        count = 0                                  # the columns: the ancestors of a (bit 1) and of b (bit 2)
-        for side in range(2):
-            j = a if side == 0 else b
-            while j >= 0:
-                if mark[j] == 0:
-                    cols[count] = j
-                    count += 1
-                mark[j] |= 1 << side
-                j = int(kd[j, PARENT])
+        count = support(kd, cd, c, mark, cols)
         for t in range(count):
             k = cols[t]
-            J = get6(Jw[k], 0)
-            Ps, Ph = get6(Psi[k], 0), get6(Phi[k], 0)
+            J, Ps, Ph, Uk = get6(Jw[k], 0), get6(Psi[k], 0), get6(Phi[k], 0), get6(U[k], 0)
             in_a, in_b = (mark[k] & 1) != 0, (mark[k] & 2) != 0
-            xa, xb = (J if in_a else ZERO6), (J if in_b else ZERO6)
-            dVa = _sum(ad(J, Va), Ps) if in_a else ZERO6
-            dVb = _sum(ad(J, Vb), Ps) if in_b else ZERO6
-            if impact:
-                x = velocity_rows_tangent(cd, c, Ta, Tb, Va, Vb, xa, xb, dVa, dVb)
-                for r in range(size):
-                    Rq[r0 + r, k] = x[r]
-            else:
-                dAa = _sum(_sum(ad(J, Aa), Ph), ad(Ps, Va)) if in_a else ZERO6
-                dAb = _sum(_sum(ad(J, Ab), Ph), ad(Ps, Vb)) if in_b else ZERO6
-                x = drift_rows_tangent(cd, c, Ta, Tb, Va, Aa, Vb, Ab, xa, xb, dVa, dAa, dVb, dAb)
-                if Kd != 0.0:
+            for along_qd in range(1 if velocity else 2):
+                if along_qd:
+                    xa, xb = ZERO6, ZERO6
+                    dVa, dVb = (J if in_a else ZERO6), (J if in_b else ZERO6)
+                    dAa = _sum(Uk, ad(J, Va)) if in_a else ZERO6
+                    dAb = _sum(Uk, ad(J, Vb)) if in_b else ZERO6
+                else:
+                    xa, xb = (J if in_a else ZERO6), (J if in_b else ZERO6)
+                    dVa, dVb = _moved(J, Ps, Va, in_a), _moved(J, Ps, Vb, in_b)
+                    dAa = _sum(_sum(ad(J, Aa), Ph), ad(Ps, Va)) if in_a else ZERO6
+                    dAb = _sum(_sum(ad(J, Ab), Ph), ad(Ps, Vb)) if in_b else ZERO6
+                x = ZERO6 if velocity else drift_rows_tangent(cd, c, Ta, Tb, Va, Aa, Vb, Ab, xa, xb, dVa, dAa, dVb, dAb)
+                if Kd != 0.0 and not along_qd:
                     x = _sum(x, _times(Kd, velocity_rows_tangent(cd, c, Ta, Tb, Va, Vb, xa, xb, dVa, dVb)))
-                if Kp != 0.0:
+                if Kp != 0.0 and not along_qd:
                     x = _sum(x, _times(Kp, error_rows_tangent(cd, c, Ta, Tb, xa, xb)))
+                R = Rv if along_qd else Rq
                 for r in range(size):
-                    Rq[r0 + r, k] = x[r]
-                Uk = get6(U[k], 0)
-                dVa, dVb = (J if in_a else ZERO6), (J if in_b else ZERO6)
-                dAa = _sum(Uk, ad(J, Va)) if in_a else ZERO6
-                dAb = _sum(Uk, ad(J, Vb)) if in_b else ZERO6
-                x = drift_rows_tangent(cd, c, Ta, Tb, Va, Aa, Vb, Ab, ZERO6, ZERO6, dVa, dAa, dVb, dAb)
-                for r in range(size):
-                    Rv[r0 + r, k] = x[r]
-        if not impact:
-            coupling_columns(cd, c, Rq, r0, Kp)
-        for side in range(2):                      # d(J^T lam)/dq: column k of row j <= s
-            s = a if side == 0 else b
-            if s < 0 or not forces:
+                    R[r0 + r, k] = x[r]
+        coupling_columns(cd, c, Rq, r0, Kp)
+        for t in range(count):
+            mark[cols[t]] = 0
+
+
+@njit(**KERNEL)
+def force_columns(kd, cd, Tw, Jw, jfirst, lam, Dq, mark, cols):
+    """``d(J^T lam)/dq`` (``lam`` held) subtracted from ``Dq (n, n)`` (docs/theory.md (15.25)): ``J^T lam``
+    is ``J_j^T W_s`` summed over each constraint's sides ``s`` (:func:`.constraint_kinds.constraint_wrench`)
+    and the ancestors ``j`` of their bodies; along ``q_k``, ``W_s`` changes by its tangent ``dW_s`` and
+    ``J_j`` turns (``[ad_{J_k}] J_j``) when ``j`` is in the subtree of ``k``'s joint, so that entry
+    ``(j, k)`` is ``J_j^T (dW_s - J_k x* W_s)`` there, ``J_j^T dW_s`` elsewhere. ``mark``, ``cols``: as
+    :func:`row_columns`."""
+    for c in range(cd.shape[0]):
+        Ta, Tb = constraint_frames(cd, c, Tw)
+        count = support(kd, cd, c, mark, cols)
+        for side in range(2):
+            s = constraint_bodies(cd, c)[side]
+            if s < 0:
                 continue
             W = constraint_wrench(cd, c, Ta, Tb, lam, side)
             for t in range(count):
                 k = cols[t]
                 J = get6(Jw[k], 0)
-                in_s = ((mark[k] >> side) & 1) != 0
                 dW = constraint_wrench_tangent(cd, c, Ta, Tb, lam, side, J if (mark[k] & 1) != 0 else ZERO6,
                                                J if (mark[k] & 2) != 0 else ZERO6)
                 turn = cross_force(J, W)
+                moved = ((mark[k] >> side) & 1) != 0
                 j = s
                 while j >= 0:
-                    d = dW if not (in_s and jfirst[k] <= j) else (dW[0] - turn[0], dW[1] - turn[1], dW[2] - turn[2],
-                                                                    dW[3] - turn[3], dW[4] - turn[4], dW[5] - turn[5])
+                    d = (dW[0] - turn[0], dW[1] - turn[1], dW[2] - turn[2], dW[3] - turn[3], dW[4] - turn[4],
+                         dW[5] - turn[5]) if moved and jfirst[k] <= j else dW
                     Jj = get6(Jw[j], 0)
                     Dq[j, k] -= dot6(Jj[0], Jj[1], Jj[2], Jj[3], Jj[4], Jj[5], d[0], d[1], d[2], d[3], d[4], d[5])
                     j = int(kd[j, PARENT])
@@ -246,17 +267,17 @@ def _triangular_solves(C, Y, m, n):
 
 
 @njit(**HELPER)
-def pseudo_solve(C, direct, mu, max_iter, S, m, n, out, Z):
-    """``out = -G^+ S`` (``S``, ``out`` ``(m, n)``, docs/theory.md §15.10): with ``direct``, ``C`` is the
-    Cholesky factor of ``G`` itself and this one solve; else ``C`` that of ``G + mu 1`` and the proximal
-    iterations ``(G + mu 1) Y_{i+1} = S + mu Y_i`` from ``Y_0 = 0`` on every column at once (the
-    minimum-norm solution for ``S`` in the range of ``G``), until the largest change is at most
-    ``1e-14`` of the largest entry or no longer halves, or ``max_iter``. ``Z (m, n)``: work."""
+def pseudo_solve(C, mu, iterations, S, m, n, out, Z):
+    """``out = -G^+ S`` (``S``, ``out`` ``(m, n)``; docs/theory.md §15.10) by the proximal iterations
+    ``(G + mu 1) Y_{i+1} = S + mu Y_i`` from ``Y_0 = 0`` on every column at once, ``C`` the Cholesky
+    factor of ``G + mu 1``: the minimum-norm solution for ``S`` in the range of ``G`` (one exact solve
+    when ``mu = 0``, ``iterations = 1``). They stop when the largest change is at most ``1e-14`` of the
+    largest entry or no longer halves, or after ``iterations``. ``Z (m, n)``: work."""
     for i in range(m):
         for j in range(n):
             out[i, j] = 0.0
     previous = np.inf
-    for it in range(1 if direct else max_iter):
+    for it in range(iterations):
         for i in range(m):
             for j in range(n):
                 Z[i, j] = S[i, j] - mu * out[i, j]
@@ -274,26 +295,27 @@ def pseudo_solve(C, direct, mu, max_iter, S, m, n, out, Z):
 
 
 @njit(**KERNEL)
-def null_space_turn(kd, cd, Tw, G, C, mu, max_iter, KT, lam, jpar, jfirst, Jw, Vw, Aw, Psi, Phi, U, E, Y, Z, z, mark,
+def null_space_turn(kd, cd, Tw, G, C, mu, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity, E, Y, Z, z, mark,
                     cols, out):
     """Redundant constraints (docs/theory.md (15.31)): adds to ``out = dlam/dq`` the part of the minimum-norm
     force's derivative in the null space ``N`` of ``J^T``, ``P_N (dJ/dq) z`` with ``J z = lam``,
     ``z = M^{-1} J^T G^+ lam`` (``KT = J M^{-1}``, then work), ``P_N = 1 - G^+ G``: the tree's columns at the
-    velocity ``z`` (:func:`world_motion`, overwritten), the velocity rows' tangents ``E = (dJ/dq) z``, then
-    ``E - G^+ G E``. ``C``: the factor of ``G + mu 1``; ``E``, ``Y``, ``Z`` ``(m + 1, n)``, ``z (n,)``: work."""
+    velocity (:func:`world_motion`, overwritten), ``E = (dJ/dq) z`` (:func:`row_columns` with ``velocity``
+    1), then ``E - G^+ G E``. ``C``: the factor of ``G + mu 1``; ``E``, ``Y``, ``Z`` ``(m + 1, n)``,
+    ``z (n,)``: work."""
     n = kd.shape[0] - 1
     m = E.shape[0] - 1
-    t = window(Y, 0, (m, 1))
-    pseudo_solve(C, False, mu, max_iter, window(lam, 0, (m, 1)), m, 1, t, window(Z, 0, (m, 1)))   # t = -G^+ lam
+    t, w = Y[0], Y[1]
+    proximal(G, C, lam, m, mu, 0.0, iterations, t, w)                        # t = G^+ lam
     for i in range(n):
         acc = 0.0
         for r in range(m):
-            acc -= KT[r, i] * t[r, 0]
+            acc += KT[r, i] * t[r]
         z[i] = acc
     for i in range(n):
         Y[m, i] = 0.0
     world_motion(kd, Tw, z, Y[m], jpar, Jw, Vw, Aw, Psi, Phi, U)
-    derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, True, False, E[:m], Y[:m], Y, mark, cols)
+    row_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, velocity, E[:m], Y[:m], mark, cols)
     for r in range(m):                                                        # G E
         for i in range(n):
             Y[r, i] = 0.0
@@ -301,7 +323,7 @@ def null_space_turn(kd, cd, Tw, G, C, mu, max_iter, KT, lam, jpar, jfirst, Jw, V
             g = G[r, s]
             for i in range(n):
                 Y[r, i] += g * E[s, i]
-    pseudo_solve(C, False, mu, max_iter, Y, m, n, Z, KT)                     # -G^+ G E
+    pseudo_solve(C, mu, iterations, Y, m, n, Z, KT)                          # -G^+ G E
     for r in range(m):
         for i in range(n):
             out[r, i] += E[r, i] + Z[r, i]
@@ -388,25 +410,23 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
         direct = cholesky(C0, m)
         for r in range(m):
             direct = direct and C0[r, r] * C0[r, r] > SINGULAR_PIVOT * scale
-        damping = mu if mu >= 0.0 else -mu * scale
+        damping = 0.0 if direct else (mu if mu >= 0.0 else -mu * scale)
+        iterations = 1 if direct else max_iter
         # The tree's columns at the solution: qdd (forward dynamics), or the impulse's w = qd^+ - qd^- and the
         # velocity qd^+ + r qd^- of its velocity rows.
-        if impact:
-            for i in range(n):
-                vel[i] = acc[0, i] + (1.0 + restitution) * qd[k, i]
-                h[0, i] = 0.0
-            world_motion(kd, Tw, vel, h[0], jpar, Jw, Vw, Aw, Psi, Phi, U)
-            rnea_derivatives(kd, window(q, k * nq, (1, nq)), zero, acc, fext, False, Dw, one, 0, 1, 1, 0)
-        else:
-            world_motion(kd, Tw, qd[k], acc[0], jpar, Jw, Vw, Aw, Psi, Phi, U)
-            fk = window(fext, k * n * 6, (1, n, 6)) if use_fext else fext
-            rnea_derivatives(kd, window(q, k * nq, (1, nq)), window(qd, k * n, (1, n)), acc, fk, use_fext, Dw, one,
-                             0, 1, 1, 0)
+        for i in range(n):
+            vel[i] = acc[0, i] + (1.0 + restitution) * qd[k, i] if impact else qd[k, i]
+            h[0, i] = 0.0
+        world_motion(kd, Tw, vel, h[0] if impact else acc[0], jpar, Jw, Vw, Aw, Psi, Phi, U)
+        fk = window(fext, k * n * 6, (1, n, 6)) if use_fext else fext
+        rnea_derivatives(kd, window(q, k * nq, (1, nq)), zero if impact else window(qd, k * n, (1, n)), acc, fk,
+                         use_fext, Dw, one, 0, 1, 1, 0)
         if one[0]:
             status[k] = Status.OVERFLOW
             continue
-        derivative_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, jfirst, lam, impact, True, Rq[:m], Rv[:m], Dw[0, 0],
-                           bits, cols)
+        velocity = 1 if impact else 0
+        row_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, velocity, Rq[:m], Rv[:m], bits, cols)
+        force_columns(kd, cd, Tw, Jw, jfirst, lam, Dw[0, 0], bits, cols)
         for c in range(cd.shape[0]):               # r_qd's J terms: Kd J, or (1 + r) J for an impulse
             Kp, Kd = constraint_gains(cd, c)
             f = (1.0 + restitution) if impact else Kd
@@ -432,15 +452,19 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
                         Rv[r, i] += a * Dk[1, j, i]
         for o in range(outputs):
             S = Rq if o == 0 else (Rv if o == 1 else KT)
-            pseudo_solve(C0 if direct else C, direct, damping, max_iter, S, m, n, Dl[k, o], Z)   # dlam = -G^+ S
+            pseudo_solve(C0 if direct else C, damping, iterations, S, m, n, Dl[k, o], Z)       # dlam = -G^+ S
             if m and gemm(KT[:m], Dl[k, o], Dk[o], 1.0, 1.0, True):                          # F + K dlam
                 status[k] = Status.NO_BLAS
-        if impact:
+        if impact:                                 # (D[k, 2] holds M^{-1}, Dl[k, 2] zeros: not an impulse's)
             for i in range(n):
                 Dk[1, i, i] += 1.0
+            for r in range(m):
+                for i in range(n):
+                    Dl[k, 2, r, i] = 0.0
         if not direct:
-            null_space_turn(kd, cd, Tw, G, C, damping, max_iter, KT, lam, jpar, jfirst, Jw, Vw, Aw, Psi, Phi, U, Rq, Rv, Z,
-                            vel, bits, cols, Dl[k, 0])
+            velocity = 1 if m else 0      # (1 as a run-time value: row_columns compiles once for both calls)
+            null_space_turn(kd, cd, Tw, G, C, damping, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity, Rq,
+                            Rv, Z, vel, bits, cols, Dl[k, 0])
         overflowed(status, k, D)
         overflowed(status, k, Dl)
 

@@ -245,3 +245,49 @@ def test_calls_from_many_threads_give_the_serial_answers(rng, bodies):
         answers = list(pool.map(lambda job: calls[job[0]](job[1]), jobs))
     for (c, k), answer in zip(jobs, answers):
         assert np.array_equal(answer, serial[c][k]), (c, k)
+
+
+def test_scalars_and_arrays_of_one_broadcast_as_numpys(rng):
+    """A scalar, or an array whose last axis is 1, stands for every joint, as NumPy broadcasts it
+    (the CLI's one number for every joint): the answers of the full arrays, bit for bit, in every
+    public function of the state, one state and a batch. A wrong length still names its argument; a
+    model whose q holds quaternions refuses a scalar q (and says why), not a scalar velocity."""
+    model = random_model(rng, n=5, fixed=1)
+    n = model.n
+    q = rng.uniform(-1, 1, n)
+    Q = rng.uniform(-1, 1, (3, n))
+    full = lambda x, lead=(): np.broadcast_to(np.asarray(x, dtype=float), lead + (n,)).copy()
+    frame = model.link_names[-1]
+    functions = {
+        "inverse_dynamics": (screwdyn.inverse_dynamics, 3), "forward_dynamics": (screwdyn.forward_dynamics, 3),
+        "coriolis_matrix": (screwdyn.coriolis_matrix, 2), "kinetic_energy": (screwdyn.kinetic_energy, 2),
+        "regressor": (screwdyn.regressor, 3), "linearize": (screwdyn.linearize, 3),
+        "inverse_dynamics_derivatives": (screwdyn.inverse_dynamics_derivatives, 3),
+        "jacobian": (lambda m, q: screwdyn.jacobian(m, q, frame), 1), "mass_matrix": (screwdyn.mass_matrix, 1),
+        "integrate": (lambda m, q, v: screwdyn.integrate(m, q, v, 0.1), 2),
+    }
+    for name, (f, k) in functions.items():
+        for qs, lead in ((q, ()), (Q, (3,))):
+            for given in (0.5, [0.5], np.full(lead + (1,), 0.5)):
+                rest = [given] * (k - 1)
+                want = f(model, qs, *[full(0.5, lead)] * (k - 1))
+                got = f(model, qs, *rest)
+                for w, g in zip(want if isinstance(want, tuple) else (want,), got if isinstance(got, tuple) else (got,)):
+                    assert np.array_equal(w, g), (name, given, lead)
+        scalar_q = f(model, 0.25, *[full(0.5)] * (k - 1))
+        want = f(model, full(0.25), *[full(0.5)] * (k - 1))
+        assert all(np.array_equal(w, g) for w, g in zip(want if isinstance(want, tuple) else (want,),
+                                                        scalar_q if isinstance(scalar_q, tuple) else (scalar_q,))), name
+        if k > 1:
+            with pytest.raises(InputError, match=rf"must have shape \({n},\) or \(\.\.\., {n}\) .* got shape \(2,\)"):
+                f(model, q, *[np.zeros(2)] * (k - 1))
+    traj = screwdyn.simulate(model, 0.1, 0, 0.01, tau=[0.0])
+    assert np.array_equal(traj.q, screwdyn.simulate(model, full(0.1), full(0), 0.01, tau=full(0)).q)
+    floating = random_model(rng, n=3, fixed=0, floating=True)
+    qf = screwdyn.neutral(floating)
+    assert np.array_equal(screwdyn.inverse_dynamics(floating, qf, 0, 0),
+                          screwdyn.inverse_dynamics(floating, qf, np.zeros(floating.nv), np.zeros(floating.nv)))
+    for f in (lambda x: screwdyn.inverse_dynamics(floating, x, 0, 0), lambda x: screwdyn.mass_matrix(floating, x),
+              lambda x: screwdyn.integrate(floating, x, 0, 0.1), lambda x: screwdyn.simulate(floating, x, 0, 0.01)):
+        with pytest.raises(InputError, match=r"^q0? must have shape .*: this model's q holds quaternions"):
+            f(0.0)

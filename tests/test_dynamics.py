@@ -124,8 +124,8 @@ def test_wrong_sizes_and_non_finite_values_name_the_argument(model, name, rng):
         kwargs["frame"] = 0
     with pytest.raises(screwdyn.InputError, match="model"):
         FUNCTIONS[name][0]("not a model", *[np.zeros(N)] * len(args), **kwargs)
-    with pytest.raises(screwdyn.InputError):   # a scalar is no state
-        call(model, name, {k: 0.5 for k in ("q", "qd", "qdd", "tau")})
+    scalars = call(model, name, {k: 0.5 for k in ("q", "qd", "qdd", "tau")})   # a scalar: every joint, as NumPy
+    assert np.array_equal(scalars, call(model, name, {k: np.full(N, 0.5) for k in ("q", "qd", "qdd", "tau")}))
 
 
 @pytest.mark.parametrize("name", ["inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "gravity_torques",
@@ -307,8 +307,10 @@ def _state_argument(draw, tail):
                                  "complex", "complex_zero_imag", "text", "bytes", "none", "ragged", "list",
                                  "noncontiguous", "fortran", "readonly", "broadcast", "zero_d", "python_scalar",
                                  "wrong_trailing", "nan", "inf", "huge", "huge_int", "datetime"]))
-    refused = "always" if kind in ("complex", "complex_zero_imag", "text", "bytes", "none", "ragged", "zero_d",
-                                   "python_scalar", "wrong_trailing", "huge_int", "datetime") else ""
+    refused = "always" if kind in ("complex", "complex_zero_imag", "text", "bytes", "none", "ragged",
+                                   "wrong_trailing", "huge_int", "datetime") else ""
+    if kind in ("zero_d", "python_scalar") and len(tail) > 1:
+        refused = "always"   # a scalar is every joint of a state (as NumPy broadcasts it), not f_ext's (n, 6)
     if kind in ("int", "float32", "float16", "longdouble", "uint8", "bool"):
         dtype = {"int": np.int64, "uint8": np.uint8}.get(kind, kind)
         x = (np.abs(x) if kind == "uint8" else x).astype(dtype)
@@ -391,8 +393,9 @@ def _as_float64(x):
 @given(user_states())
 def test_any_state_argument_gets_the_float64_answer_or_an_error_naming_it(model, case):
     """Integers, booleans, floats of any width, Python numbers, any layout: the same answer as the float64
-    C-contiguous array holding the same numbers. Complex numbers (even with no imaginary part), text,
-    None, ragged lists, 0-d values, a wrong trailing size, NaN or inf: an InputError naming the argument.
+    C-contiguous array holding the same numbers; a scalar (0-d) broadcasts to every joint. Complex
+    numbers (even with no imaginary part), text, None, ragged lists, a scalar f_ext, a wrong trailing
+    size, NaN or inf: an InputError naming the argument.
     Huge values: the answer, finite, or an InputError saying the result overflows. Never another
     exception, a numpy warning, or a NaN or inf in an answer."""
     name, given_states = case

@@ -134,3 +134,58 @@ def test_animation_errors(short_run, tmp_path):
     if not FFMpegWriter.isAvailable():
         with pytest.raises(InputError, match="ffmpeg"):
             plot.animate(arm, tr, tmp_path / "arm.mp4")
+
+
+def _panel_colours(ax):
+    """The colours of a panel's labelled curves (reference and limit lines aside)."""
+    from matplotlib.colors import to_rgba
+    return [to_rgba(ln.get_color()) for ln in ax.lines if not ln.get_label().startswith("_")]
+
+
+def test_a_floating_robot_has_its_base_apart_from_its_joints(tmp_path):
+    """Solo12 spinning as it falls: the base's position and its roll, pitch, yaw in panels of their
+    own, its twist in another; the joints' positions, velocities and torques without the base's;
+    a legend in every panel and no colour twice in one."""
+    solo = models.load("solo12")
+    v0 = np.zeros(solo.nv)
+    v0[:3] = [0.3, -0.2, 2.0]                          # the base's angular velocity (in its frame)
+    tr = simulate(solo, models.home("solo12"), v0, 0.2, 1e-2)
+    fig = plot.plot_trajectory(tr, tmp_path / "solo.png")
+    assert (tmp_path / "solo.png").read_bytes()[:8] == PNG
+    by_title = {ax.get_title(): ax for ax in fig.axes}
+    base = by_title["base position [m] (world)"]
+    for k, line in enumerate(base.lines):
+        np.testing.assert_array_equal(line.get_ydata(), tr.q[:, k])
+    turn = next(ax for title, ax in by_title.items() if title.startswith("orientation"))
+    rpy = np.array([ln.get_ydata() for ln in turn.lines]).T
+    np.testing.assert_allclose(rpy, plot.roll_pitch_yaw(tr.q[:, 3:7]), atol=1e-12)   # (no turn past pi here)
+    assert rpy[-1, 2] > 0.3                            # it yaws
+    joints = next(ax for title, ax in by_title.items() if title.startswith("joint position"))
+    assert [ln.get_label() for ln in joints.lines if not ln.get_label().startswith("_")] == list(solo.joint_names[1:])
+    np.testing.assert_array_equal(joints.lines[0].get_ydata(), tr.q[:, 7])
+    velocity = next(ax for ax in fig.axes if ax.get_ylabel().startswith("joint velocity"))
+    assert len(_panel_colours(velocity)) == 12        # the joints' 12, not the base's 6
+    twist = by_title["base twist in its frame: omega [rad/s] solid, v [m/s] dashed"]
+    np.testing.assert_array_equal(twist.lines[2].get_ydata(), tr.qd[:, 2])
+    for ax in fig.axes:
+        colours = _panel_colours(ax)
+        assert ax.get_legend() is not None and len(colours) == len(set(colours)), ax.get_title() or ax.get_ylabel()
+
+
+def test_roll_pitch_yaw_against_scipy():
+    from scipy.spatial.transform import Rotation
+
+    quats = np.random.default_rng(0).normal(size=(50, 4))
+    yaw_pitch_roll = Rotation.from_quat(quats).as_euler("ZYX")      # (x, y, z, w), scalar last as ours
+    np.testing.assert_allclose(plot.roll_pitch_yaw(quats), yaw_pitch_roll[:, ::-1], atol=1e-12)
+
+
+def test_a_humanoid_joints_share_one_legend_below(tmp_path):
+    """Talos' 32 joints: one legend for the joints' panels, below the figure, 32 colours all different."""
+    talos = models.load("talos_reduced")
+    tr = simulate(talos, models.home("talos_reduced"), None, 0.02, 1e-2)
+    fig = plot.plot_trajectory(tr)
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == list(talos.joint_names[1:])
+    colours = [tuple(h.get_color()) for h in legend.legend_handles]
+    assert len(set(colours)) == 32

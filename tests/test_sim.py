@@ -295,7 +295,7 @@ def test_limit_constants_are_settable_and_the_limits_can_be_switched_off(stopped
     soft = simulate(p, [np.pi / 2], None, 1.0, 1e-3, joint_limits=JointLimits(timeconst=0.05))
     default = simulate(p, [np.pi / 2], None, 1.0, 1e-3)
     assert soft.info["limits"]["position"]["joint"]["max"] > 5 * default.info["limits"]["position"]["joint"]["max"]
-    with pytest.warns(screwdyn.sim.LimitWarning, match=r"joint: beyond its position limits by up to 1\.\d+ rad"):
+    with pytest.warns(screwdyn.sim.LimitWarning, match=r"position limits exceeded by joint \(up to 1\.\d+ rad\)"):
         free = simulate(p, [np.pi / 2], None, 1.0, 1e-3, joint_limits=False)
     assert free.q.min() < -1.0                                          # swung through, as without limits
     with pytest.raises(InputError, match="JointLimits.timeconst"):
@@ -323,18 +323,44 @@ def test_velocity_and_effort_excess_are_reported_and_saturate_clips(arm):
     """The pendulum (effort limit 5 N m, velocity 10 rad/s) driven by 8 N m: the warning names the
     joint, the limit and when; with saturate=True the applied torque is 5 N m, the same motion."""
     pend = models.load("pendulum")
-    with pytest.warns(screwdyn.sim.LimitWarning, match=r"joint: \|tau\| commanded up to 8 N m > effort limit 5, from t = 0 s"):
+    with pytest.warns(screwdyn.sim.LimitWarning, match=r"effort limit exceeded by joint \(\|tau\| up to 8 N m, limit 5\)"):
         free = simulate(pend, [0.0], None, 0.5, 1e-3, tau=8.0)
+    assert "joint: |tau| commanded up to 8 N m > effort limit 5, from t = 0 s" in free.limit_report()
     sat = simulate(pend, [0.0], None, 0.5, 1e-3, tau=8.0, saturate=True)
     five = simulate(pend, [0.0], None, 0.5, 1e-3, tau=5.0)
     np.testing.assert_array_equal(sat.q, five.q)
     assert np.all(sat.tau == 5.0) and sat.info["limits"]["effort"]["joint"]["saturated"]
     assert free.q[-1, 0] > sat.q[-1, 0]
-    with pytest.warns(screwdyn.sim.LimitWarning, match=r"\|qd\| up to \d+\.\d+ rad/s > velocity limit 10, from t = 0\.\d+ s"):
+    with pytest.warns(screwdyn.sim.LimitWarning, match=r"velocity limit exceeded by joint \(\|qd\| up to \d+(\.\d+)? rad/s, limit 10\)"):
         fast = simulate(pend, [0.0], [9.0], 0.5, 1e-3, tau=lambda t, q, qd: np.array([4.0]), friction=False)
     e = fast.info["limits"]["velocity"]["joint"]
     assert e["t"] == fast.t[np.argmax(np.abs(fast.qd[:, 0]) > 10)] and e["max"] == np.abs(fast.qd).max()
 
+
+
+def test_a_limit_warning_is_one_line_and_the_details_are_on_the_trajectory():
+    """Ten passive Pandas from q = 0 (joint 4 beyond its range [-3.07, -0.07]) fall past six velocity
+    limits: the warning says so in one short line (which kinds, how many joints, the worst, how many
+    rollouts); every joint's figures are in info["limits"], limit_report() and the warning's report."""
+    panda = models.load("panda")
+    with pytest.warns(screwdyn.sim.LimitWarning) as caught:
+        tr = simulate(panda, np.zeros((10, 7)), None, 0.3)
+    (w,) = [c.message for c in caught if isinstance(c.message, screwdyn.sim.LimitWarning)]
+    text = str(w)
+    assert "\n" not in text and len(text) < 300, text
+    assert text.startswith("panda: velocity limit exceeded by ") and "in 10 of 10 rollouts" in text
+    assert "panda_joint4 beyond its position limits from t = 0 s (up to 0.0698 rad)" in text
+    report = tr.info["limits"]
+    assert w.report is report and report["position"]["panda_joint4"]["t"] == 0.0
+    velocity = report["velocity"]
+    assert f"velocity limit exceeded by {len(velocity)} joints, worst " in text and len(velocity) > 3
+    worst = max(velocity, key=lambda j: velocity[j]["max"] / velocity[j]["limit"])
+    e = velocity[worst]
+    assert f"worst {worst} (|qd| up to {e['max']:.3g} rad/s, limit {e['limit']:.3g})" in text
+    assert e["max"] == np.abs(tr.qd[..., panda.v_names.index(worst)]).max() and e["rollouts"] == list(range(10))
+    lines = tr.limit_report()
+    assert len(lines) == len(velocity) + len(report["position"])
+    assert all(line.count(" in 10 of 10 rollouts (0, 1, 2, 3, 4, 5, 6, 7, ...)") == 1 for line in lines)
 
 # ---------------------------------------------------------------------------- batches
 def test_a_batch_keeps_its_axes_and_gives_its_members(arm, tmp_path):

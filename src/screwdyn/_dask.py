@@ -72,11 +72,17 @@ def as_array(x, name):
     return x
 
 
-def vector(x, n, name):
-    """:func:`screwdyn.dispatch.vector` for a Dask array: checked (last axis ``n``) and float64, lazily."""
+def vector(x, n, name, broadcast=True):
+    """:func:`screwdyn.dispatch.vector` for a Dask array: checked (last axis ``n``, a scalar or a last
+    axis of 1 broadcast to it unless ``broadcast`` is False) and float64, lazily."""
+    import dask.array as da
+
+    from .dispatch import shape_message
     x = as_array(x, name)
     if x.ndim == 0 or x.shape[-1] != n:
-        raise InputError(f"{name} must have shape ({n},) or (..., {n}) for this model, got shape {x.shape}")
+        if broadcast and (x.ndim == 0 or x.shape[-1] == 1):
+            return da.broadcast_to(x.reshape(x.shape[:-1] + (1,)) if x.ndim else x.reshape(1), x.shape[:-1] + (n,))
+        raise InputError(shape_message(x.shape, n, name, broadcast))
     return x
 
 
@@ -232,8 +238,10 @@ def call_kernel(kernel, model, states, shape=None, fext=None, params=(), out=Non
     if out is not None:
         raise InputError("out= takes a NumPy array: with Dask arrays the result is a new Dask array "
                          "(dask.array.store writes it where you want)")
+    from .dispatch import q_broadcasts
     names = kernel.entry.states
-    states = [as_array(s, nm) for s, nm in zip(states, names)]
+    spread = q_broadcasts(model)
+    states = [vector(s, model.nq if nm == "q" else model.n, nm, spread or nm != "q") for s, nm in zip(states, names)]
     metas = [_meta(s) for s in states]
     fmeta = None
     if isinstance(fext, dict):

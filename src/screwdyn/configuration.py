@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .algorithms.joints import dexp_inverse_rows, integrate_rows
+from .dispatch import shape_message
 from .errors import InputError
 from .model import FREE_FLYER, SPHERICAL, Model
 
@@ -100,13 +101,17 @@ def _blocks(model):
     return found
 
 
-def _array(x, n, name):
+def _array(x, n, name, broadcast=True):
+    """``x`` as a float array whose last axis has length ``n``; a scalar or a last axis of 1 is
+    broadcast to ``n`` as NumPy does, unless ``broadcast`` is False (``q`` with quaternions)."""
     try:
         x = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as e:
         raise InputError(f"{name} must be an array of numbers: {e}") from None
     if x.ndim == 0 or x.shape[-1] != n:
-        raise InputError(f"{name} must have shape ({n},) or (..., {n}) for this model, got shape {x.shape}")
+        if broadcast and (x.ndim == 0 or x.shape[-1] == 1):
+            return np.broadcast_to(x.reshape(x.shape[:-1] + (1,)), x.shape[:-1] + (n,)).copy()
+        raise InputError(shape_message(x.shape, n, name, broadcast))
     return x
 
 
@@ -131,7 +136,7 @@ def normalize(model: Model, q) -> np.ndarray:
     """``q`` with each quaternion block scaled to unit length (a new array). Raises for a zero
     quaternion, which is no rotation."""
     _check(model)
-    q = np.array(_array(q, model.nq, "q"), dtype=float)
+    q = np.array(_array(q, model.nq, "q", model.nq == model.nv), dtype=float)
     _, _, free_q, _, ball_q, _ = _blocks(model)
     for idx in (free_q[:, 3:], ball_q):
         if idx.size:
@@ -151,7 +156,7 @@ def integrate(model: Model, q, v, dt=1.0) -> np.ndarray:
     ``q + v dt``. Quaternions come out of unit length. The compiled arithmetic of the rollouts
     (:func:`screwdyn.algorithms.joints.joint_integrate`)."""
     _check(model)
-    q = _array(q, model.nq, "q")
+    q = _array(q, model.nq, "q", model.nq == model.nv)
     v = _array(v, model.nv, "v")
     try:
         dt = float(dt)
@@ -193,8 +198,8 @@ def difference(model: Model, q0, q1) -> np.ndarray:
     ``log(R(q0)^T R(q1))`` with ``|omega| <= pi``, the others ``q1 - q0``), as Pinocchio's
     ``difference``."""
     _check(model)
-    q0 = _array(q0, model.nq, "q0")
-    q1 = _array(q1, model.nq, "q1")
+    q0 = _array(q0, model.nq, "q0", model.nq == model.nv)
+    q1 = _array(q1, model.nq, "q1", model.nq == model.nv)
     shape = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1])
     out = np.empty(shape + (model.nv,))
     one_q, one_v, free_q, free_v, ball_q, ball_v = _blocks(model)
@@ -273,7 +278,7 @@ def to_pinocchio(model: Model, q=None, v=None, pin_model=None):
     _check(model)
     order = _pinocchio_order(model, pin_model) if pin_model is not None else None
     if q is not None:
-        q = _array(q, model.nq, "q")
+        q = _array(q, model.nq, "q", model.nq == model.nv)
         q = q[..., order[0]] if order is not None else np.array(q)
     if v is not None:
         v = _free_swap(model, v, "v")
@@ -288,7 +293,7 @@ def from_pinocchio(model: Model, q=None, v=None, pin_model=None):
     if pin_model is not None:
         iq, iv = _pinocchio_order(model, pin_model)
         if q is not None:
-            q_in = _array(q, model.nq, "q")
+            q_in = _array(q, model.nq, "q", model.nq == model.nv)
             q = np.empty_like(q_in)
             q[..., iq] = q_in
         if v is not None:
@@ -296,7 +301,7 @@ def from_pinocchio(model: Model, q=None, v=None, pin_model=None):
             v = np.empty_like(v_in)
             v[..., iv] = v_in
     elif q is not None:
-        q = np.array(_array(q, model.nq, "q"))
+        q = np.array(_array(q, model.nq, "q", model.nq == model.nv))
     if v is not None:
         v = _free_swap(model, v, "v")
     return q, v
@@ -322,7 +327,7 @@ def to_mujoco(model: Model, q, v=None, force=None):
     body origin's linear velocity in the world frame, the angular velocity in the body frame) and
     its generalized force ``(R f, n)`` for screwdyn's body twist ``(omega, v)`` and wrench ``(n, f)``."""
     _check(model)
-    q = _array(q, model.nq, "q")
+    q = _array(q, model.nq, "q", model.nq == model.nv)
     qpos = _scalar_first(model, q, True)
     out = [qpos]
     _, _, _, free_v, _, _ = _blocks(model)
@@ -343,7 +348,7 @@ def to_mujoco(model: Model, q, v=None, force=None):
 def from_mujoco(model: Model, qpos, qvel=None, qfrc=None):
     """The inverse of :func:`to_mujoco`: ``(q, v, force)`` in screwdyn's layout."""
     _check(model)
-    q = _scalar_first(model, _array(qpos, model.nq, "qpos"), False)
+    q = _scalar_first(model, _array(qpos, model.nq, "qpos", model.nq == model.nv), False)
     out = [q]
     _, _, _, free_v, _, _ = _blocks(model)
     for x, name in ((qvel, "qvel"), (qfrc, "qfrc")):

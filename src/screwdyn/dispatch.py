@@ -33,7 +33,7 @@ from .errors import InputError, ModelError, TooLargeError
 from .model import Model
 from .spatial import Ad, inverse_transform
 
-__all__ = ["Kernel", "call", "vector", "check_model", "output", "external_wrenches", "raise_status", "check_room",
+__all__ = ["Kernel", "call", "vector", "q_broadcasts", "check_model", "output", "external_wrenches", "raise_status", "check_room",
            "finite_result", "statuses"]
 
 F64 = np.dtype(np.float64)
@@ -231,12 +231,17 @@ def check_model(model):
         raise InputError(f"model must be a screwdyn.Model, got {type(model).__name__}")
 
 
-def vector(x, n, name) -> np.ndarray:
+def vector(x, n, name, broadcast=True) -> np.ndarray:
     """``x`` as a float64 array whose last axis has length ``n``: real numbers (integers, booleans,
-    floats of any precision, Python numbers in an object array), never complex numbers or text."""
+    floats of any precision, Python numbers in an object array), never complex numbers or text. A
+    scalar, or an array whose last axis has length 1, is broadcast along that axis as NumPy does (a
+    read-only view), unless ``broadcast`` is False (``q`` of a model whose ``q`` holds quaternions:
+    :func:`q_broadcasts`)."""
     if type(x) is not _ND or x.dtype is not F64:
         if _dask.is_dask(x):
-            return _dask.vector(x, n, name)
+            return _dask.vector(x, n, name, broadcast)
+        if x is None:   # (NumPy would make it a NaN, which a scalar then broadcasts)
+            raise InputError(f"{name} must be an array of numbers, got None")
         try:
             a = np.asarray(x)
             if a.dtype.kind == "c":
@@ -249,8 +254,25 @@ def vector(x, n, name) -> np.ndarray:
                 raise
             raise InputError(f"{name} must be an array of real numbers: {e}") from None
     if x.ndim == 0 or x.shape[-1] != n:
-        raise InputError(f"{name} must have shape ({n},) or (..., {n}) for this model, got shape {x.shape}")
+        if broadcast and (x.ndim == 0 or x.shape[-1] == 1):
+            return np.broadcast_to(x.reshape(x.shape[:-1] + (1,)) if x.ndim else x.reshape(1), x.shape[:-1] + (n,))
+        raise InputError(shape_message(x.shape, n, name, broadcast))
     return x
+
+
+def shape_message(shape, n, name, broadcast=True):
+    """The error for a state array ``name`` of ``shape`` where ``(n,)`` or ``(..., n)`` is needed."""
+    why = ""
+    if not broadcast and (not shape or shape[-1] == 1):
+        why = (": this model's q holds quaternions (free-flyer or spherical joints), which one number cannot "
+               "stand for (screwdyn.neutral(model) is the zero configuration)")
+    return f"{name} must have shape ({n},) or (..., {n}) for this model, got shape {tuple(shape)}{why}"
+
+
+def q_broadcasts(model) -> bool:
+    """Whether a scalar ``q`` broadcasts to every joint: when ``q`` has one coordinate per degree of
+    freedom (no quaternions)."""
+    return model.nq == model.nv
 
 
 def output(out, shape, name="out") -> np.ndarray:
@@ -524,14 +546,15 @@ def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out
     if shape is None:
         shape = model._nn if entry.outputs == (2,) else model._shape
     sizes = [model.nq if nm == "q" else n for nm in names]
-    states = [vector(s, k, nm) for s, k, nm in zip(states, sizes, names)]
+    spread = q_broadcasts(model)
+    states = [vector(s, k, nm, spread or nm != "q") for s, k, nm in zip(states, sizes, names)]
     shapes = (shape,) if type(shape[0]) is int else shape
     outs_given = (out,) if len(shapes) == 1 else (out or (None,) * len(shapes))
     use_fext = fext is not None
     single = all(s.ndim == 1 for s in states) and (not use_fext or isinstance(fext, dict) or np.ndim(fext) == 2)
     if single:
         ys = [output(o, sh) for o, sh in zip(outs_given, shapes)]
-        args = [np.ascontiguousarray(s) for s in states]
+        args = [np.require(s, F64, ["C", "W"]) for s in states]   # (a read-only view would compile another signature)
         if entry.fext:
             args += [np.require(wrench_rows(model, external_wrenches(model, fext)), F64, ["C", "W"]) if use_fext
                      else _NO_FEXT, use_fext]

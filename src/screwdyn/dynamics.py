@@ -24,6 +24,7 @@ from .dispatch import (
     check_room,
     external_wrenches,
     finite_result,
+    q_broadcasts,
     vector,
 )
 from .errors import InputError, ModelError
@@ -311,7 +312,7 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
             raise InputError("linearize: a discrete pair (dt) for a model with free-flyer or spherical joints is "
                              "not available (its step moves q on the configuration manifold); the continuous pair "
                              "(dt=None) is")
-    q, qd = vector(q, model.nq, "q"), vector(qd, n, "qd")
+    q, qd = vector(q, model.nq, "q", q_broadcasts(model)), vector(qd, n, "qd")
     if tau is None:
         tau = inverse_dynamics(model, q, qd, _zero(model), f_ext, friction)
     tau = vector(tau, n, "tau")
@@ -454,7 +455,7 @@ def momentum(model: Model, q, qd, *, about="base") -> np.ndarray:
         raise InputError(f"about must be 'base' or 'com', got {about!r}")
     if about == "com" and any_dask(q, qd):
         check_model(model)
-        q, qd = vector(q, model.nq, "q"), vector(qd, model.n, "qd")
+        q, qd = vector(q, model.nq, "q", q_broadcasts(model)), vector(qd, model.n, "qd")
         return map_batches(partial(momentum, model, about=about), [q, qd], [1, 1], (6,), name="screwdyn-momentum")
     e = _energy_terms(model, q, qd)
     P = e[..., 5:11].copy()
@@ -595,7 +596,7 @@ def joint_torques_from_wrench(model: Model, q, frame, wrench, reference="body") 
     if any_dask(q, w):
         _reference(reference)
         _frame(model, frame)
-        q = vector(q, model.nq, "q")
+        q = vector(q, model.nq, "q", q_broadcasts(model))
         return map_batches(partial(_torques_of_wrench, model, frame, reference), [q, w], [1, 1], (model.n,),
                            name="screwdyn-wrench-torques")
     if not np.all(np.isfinite(w)):

@@ -17,6 +17,7 @@ kind gives its rows of ``J qd``, of the drift ``gamma`` and of the position erro
            gamma = LOCAL: [Ad_{T_{ca,0}}] (A_a - A_b) + [ad_{V_a'}] V_b'   (V' = [Ad_{T_{ca,0}}] V)
                    WORLD: X_a (A_a - A_b)
            e     = LOCAL: log(T_{0,cb}^-1 T_{0,ca})       WORLD: (R_a, R_a) times it
+                   (a contact without anchor: e = 0)
     JOINT  J qd  = sum_j k_j qd_j,   gamma = 0,   e = sum_j k_j q_j - offset
 
 with ``Q = R_a^T`` (LOCAL: the axes of ``ca``) or ``1`` (WORLD), and ``X_a (w, v) = (w, v + w x
@@ -34,8 +35,8 @@ import math
 from numba import njit
 
 from .constraint_layout import (
-    CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME, JOINT,
-    LOCAL, POINT,
+    CANCHORED, CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME,
+    JOINT, LOCAL, POINT,
 )
 from .internals import HELPER
 from .joints import joint_screw
@@ -212,7 +213,7 @@ def log_rotation(R):
 
 @njit(**HELPER)
 def log_pose(T):
-    """``(omega, v)`` with ``exp([(omega, v)]) = T`` (twelve numbers; docs/theory.md (2.20)):
+    """``(omega, v)`` with ``exp([(omega, v)]) = T`` (twelve numbers; docs/theory.md (2.18)-(2.19) inverted):
     ``omega = log R``, ``v = V(omega)^-1 p``, ``V^-1 = 1 - [w]/2 + beta [w]^2``,
     ``beta = 1/t^2 - cos(t/2) / (2 t sin(t/2))`` (its series below ``t = 1e-3``)."""
     w0, w1, w2 = log_rotation((T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]))
@@ -231,7 +232,9 @@ def log_pose(T):
 @njit(**HELPER)
 def error_rows(cd, c, Ta, Tb, q):
     """The position error ``e`` of constraint ``c`` (six numbers; module docstring) for the
-    Baumgarte corrector."""
+    Baumgarte corrector; zero for a contact without anchor (no position to hold it at)."""
+    if cd[c, CANCHORED] == 0.0:
+        return ZERO6
     kind = int(cd[c, CKIND])
     if kind == POINT:
         return _in_reference(cd, c, Ta, (Ta[9] - Tb[9], Ta[10] - Tb[10], Ta[11] - Tb[11], 0.0, 0.0, 0.0))
@@ -267,8 +270,14 @@ def jacobian_rows(kd, cd, c, Tw, J):
         sign = 1.0 if side == 0 else -1.0
         while j >= 0:
             x = twist_rows(cd, c, Ta, Tb, twist_to_world(get12(Tw[j], 0), joint_screw(kd, j)), side)
-            for r in range(size):
-                J[r0 + r, j] += sign * x[r]
+            J[r0, j] += sign * x[0]
+            if size > 1:
+                J[r0 + 1, j] += sign * x[1]
+                J[r0 + 2, j] += sign * x[2]
+                if size > 3:
+                    J[r0 + 3, j] += sign * x[3]
+                    J[r0 + 4, j] += sign * x[4]
+                    J[r0 + 5, j] += sign * x[5]
             j = int(kd[j, PARENT])
 
 

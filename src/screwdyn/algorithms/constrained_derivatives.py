@@ -34,8 +34,8 @@ from numba import njit, prange
 
 from .aba_derivatives import solve_state
 from .constrained import (
-    CONFLICT, CONFLICTING, REDUNDANT, constraint_motion, constraint_rows_of, corrected_rhs, factor_and_project, parents,
-    tree_motion,
+    CONFLICT, CONFLICTING, REDUNDANT, constraint_motion, constraint_rows_of, corrected_rhs, factor_and_project,
+    needs_errors, parents, rows_needed, tree_motion,
 )
 from .constraint_kinds import (
     coupling_columns, constraint_bodies, constraint_frames, constraint_gains, constraint_row, constraint_size,
@@ -91,7 +91,7 @@ def joint_rows(kd, jfirst, jpar):
 
 
 @njit(**HELPER)
-def world_motion(kd, Tw, v, a, jpar, Jw, Vw, Aw, Psi, Phi, U):
+def world_motion(kd, Tw, need, v, a, jpar, Jw, Vw, Aw, Psi, Phi, U):
     """In the world frame, from the poses ``Tw`` of :func:`.constrained.tree_motion`, for the velocity
     ``v`` and acceleration ``a`` (no gravity): ``J_i``, ``V_i``, ``A_i`` (rows ``n``: the base, at
     rest) and the columns ``Psi_i``, ``Phi_i``, ``U_i`` of docs/theory.md (14.3)-(14.5), as
@@ -103,6 +103,8 @@ def world_motion(kd, Tw, v, a, jpar, Jw, Vw, Aw, Psi, Phi, U):
     put(Vw[n], 0, ZERO6)
     put(Aw[n], 0, ZERO6)
     for i in range(n):
+        if need[i] == 0:
+            continue
         p = int(kd[i, PARENT])
         lp = jpar[i] if jpar[i] >= 0 else n
         T = get12(Tw[i], 0)
@@ -295,8 +297,8 @@ def pseudo_solve(C, mu, iterations, S, m, n, out, Z):
 
 
 @njit(**KERNEL)
-def null_space_turn(kd, cd, Tw, G, C, mu, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity, E, Y, Z, z, mark,
-                    cols, out):
+def null_space_turn(kd, cd, Tw, need, G, C, mu, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity, E, Y, Z, z,
+                    mark, cols, out):
     """Redundant constraints (docs/theory.md (15.31)): adds to ``out = dlam/dq`` the part of the minimum-norm
     force's derivative in the null space ``N`` of ``J^T``, ``P_N (dJ/dq) z`` with ``J z = lam``,
     ``z = M^{-1} J^T G^+ lam`` (``KT = J M^{-1}``, then work), ``P_N = 1 - G^+ G``: the tree's columns at the
@@ -314,7 +316,7 @@ def null_space_turn(kd, cd, Tw, G, C, mu, iterations, KT, lam, jpar, Jw, Vw, Aw,
         z[i] = acc
     for i in range(n):
         Y[m, i] = 0.0
-    world_motion(kd, Tw, z, Y[m], jpar, Jw, Vw, Aw, Psi, Phi, U)
+    world_motion(kd, Tw, need, z, Y[m], jpar, Jw, Vw, Aw, Psi, Phi, U)
     row_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, velocity, E[:m], Y[:m], mark, cols)
     for r in range(m):                                                        # G E
         for i in range(n):
@@ -356,10 +358,14 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
     one = stack((1,)).view(np.int64)
     par, first, last = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
     jfirst, jpar, cols = stack((n,)).view(np.int64), stack((n,)).view(np.int64), stack((n,)).view(np.int64)
-    bits = stack((n,)).view(np.int64)
+    bits, need = stack((n,)).view(np.int64), stack((n,)).view(np.int64)
     for i in range(n):
         zero[0, i] = 0.0
         bits[i] = 0
+    rows_needed(kd, cd, need)
+    errors = not impact and needs_errors(cd)
+    for r in range(m):
+        err[r] = 0.0              # (read with Kp = 0 when not computed)
     parents(kd, par)
     branch_columns(kd, par, first, last)
     joint_rows(kd, jfirst, jpar)
@@ -378,8 +384,8 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
         if status[k]:
             continue
         # The constrained solve, as .constrained.dynamics, keeping J, M's factor, G and lam.
-        tree_motion(kd, q[k], qd[k], Tw, V, A)
-        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err)
+        tree_motion(kd, q[k], qd[k], need, Tw, V, A)
+        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err, errors)
         for r in range(m):
             for i in range(n):
                 Jc[r, i] = X[r, i]
@@ -417,7 +423,7 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
         for i in range(n):
             vel[i] = acc[0, i] + (1.0 + restitution) * qd[k, i] if impact else qd[k, i]
             h[0, i] = 0.0
-        world_motion(kd, Tw, vel, h[0] if impact else acc[0], jpar, Jw, Vw, Aw, Psi, Phi, U)
+        world_motion(kd, Tw, need, vel, h[0] if impact else acc[0], jpar, Jw, Vw, Aw, Psi, Phi, U)
         fk = window(fext, k * n * 6, (1, n, 6)) if use_fext else fext
         rnea_derivatives(kd, window(q, k * nq, (1, nq)), zero if impact else window(qd, k * n, (1, n)), acc, fk,
                          use_fext, Dw, one, 0, 1, 1, 0)
@@ -463,8 +469,8 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
                     Dl[k, 2, r, i] = 0.0
         if not direct:
             velocity = 1 if m else 0      # (1 as a run-time value: row_columns compiles once for both calls)
-            null_space_turn(kd, cd, Tw, G, C, damping, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity, Rq,
-                            Rv, Z, vel, bits, cols, Dl[k, 0])
+            null_space_turn(kd, cd, Tw, need, G, C, damping, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity,
+                            Rq, Rv, Z, vel, bits, cols, Dl[k, 0])
         overflowed(status, k, D)
         overflowed(status, k, Dl)
 

@@ -428,11 +428,13 @@ def log_pose_tangent(T, x):
 
 @njit(**HELPER)
 def error_rows_tangent(cd, c, Ta, Tb, xa, xb):
-    """The change of :func:`error_rows` for the changes ``xa``, ``xb`` of the frames' poses (a JOINT
-    row's, ``k`` over ``q``, by :func:`coupling_columns`): POINT ``Q (u(xa, p_a) - u(xb, p_b))`` turned
+    """The change of :func:`error_rows` for the changes ``xa``, ``xb`` of the frames' poses (zero for a
+    contact without anchor; a JOINT row's, ``k`` over ``q``, by :func:`coupling_columns`): POINT ``Q (u(xa, p_a) - u(xb, p_b))`` turned
     as :func:`_reference_tangent`; FRAME LOCAL ``log_pose_tangent(T_{cb,ca}, [Ad_{T_{ca,0}}] (xa - xb))``
     (T_{cb,ca} exp(e [Ad_{T_{ca,0}}] (xa - xb)) is the moved relative pose), WORLD that turned by ``R_a``
     plus ``w_a x`` each half."""
+    if cd[c, CANCHORED] == 0.0:
+        return ZERO6
     kind = int(cd[c, CKIND])
     pa, pb = (Ta[9], Ta[10], Ta[11]), (Tb[9], Tb[10], Tb[11])
     if kind == POINT:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constrained import _run, _settings
+from .algorithms.work import STACK_LIMIT
+from .constrained import _NO_FEXT, _run, _settings
 from .constraints import Constraint, pack
 from .dispatch import Kernel, check_model, vector
 from .errors import InputError
@@ -21,6 +22,7 @@ from .errors import InputError
 __all__ = ["constrained_forward_dynamics_derivatives", "impulse_dynamics_derivatives"]
 
 _DERIVATIVES = Kernel("constrained_derivatives", "constrained_derivatives")
+_ND, F64, _empty = np.ndarray, np.dtype(np.float64), np.empty
 
 
 def _prepared(model, constraints):
@@ -67,6 +69,13 @@ def constrained_forward_dynamics_derivatives(model, q, qd, tau, constraints=(), 
     cd, m, floats = _prepared(model, constraints)
     mu, accuracy, max_iter = _settings(mu, accuracy, max_iter)
     n = model.n
+    if (f_ext is None and floats <= STACK_LIMIT and type(q) is _ND and type(qd) is _ND and type(tau) is _ND
+            and q.dtype is F64 and qd.dtype is F64 and tau.dtype is F64 and q.ndim == 1 and qd.ndim == 1
+            and tau.ndim == 1):   # one state (a controller's call): the kernel without _run's generality
+        D, Dl = _empty((3, n, n)), _empty((3, m, n))
+        code = _DERIVATIVES.one(model._kd, q, qd, tau, _NO_FEXT, False, cd, 0.0, False, mu, accuracy, max_iter, D, Dl)
+        if code == 0:
+            return D[0], D[1], D[2], Dl[0], Dl[1], Dl[2]
     D, Dl = _run(_DERIVATIVES, model, cd, m, floats, (q, qd, tau), ("q", "qd", "tau"),
                  (0.0, False, mu, accuracy, max_iter), ((3, n, n), (3, m, n)), f_ext)
     return (D[..., 0, :, :], D[..., 1, :, :], D[..., 2, :, :], Dl[..., 0, :, :], Dl[..., 1, :, :],

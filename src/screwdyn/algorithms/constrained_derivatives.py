@@ -11,7 +11,7 @@ theorem, as :mod:`.aba_derivatives` for the unconstrained case) gives the KKT sy
 derivatives (15.28), solved as::
 
     R_x  = dID/dx - d(J^T lam)/dx |lam,   r_x = dc/dx |qdd      (lam, qdd held; R_tau = -1, r_tau = 0)
-    F_x  = -M^{-1} R_x                                          (:func:`.aba_derivatives.solve_state`)
+    F_x  = -M^{-1} R_x                                          (M factored by the solve; as aba_derivatives)
     dlam/dx = -G^+ (J F_x + r_x),   G = J M^{-1} J^T             (:func:`pseudo_solve`)
     dqdd/dx = F_x + M^{-1} J^T dlam/dx                           (BLAS, ``K^T = J M^{-1}``)
 
@@ -32,7 +32,6 @@ constraint columns, ``O(m n d + m^2 n)`` for ``J F``, ``K`` and ``G^+``, three `
 import numpy as np
 from numba import njit, prange
 
-from .aba_derivatives import solve_state
 from .constrained import (
     CONFLICT, CONFLICTING, REDUNDANT, constraint_motion, constraint_rows_of, corrected_rhs, factor_and_project,
     needs_errors, parents, rows_needed, tree_motion,
@@ -47,7 +46,7 @@ from .internals import CACHED, HELPER, KERNEL, dot6, gemm, release_gil, restore_
 from .joints import in_parent_frame, joint_screw, joint_velocity
 from .kkt import DELASSUS_SINGULAR, cholesky, delassus_of, kkt_solve, proximal, vector_times_inverse_lt
 from .layout import PARENT
-from .ltdl import branch_columns
+from .ltdl import branch_columns, inverse_times, ltdl_inverse
 from .rnea import rnea
 from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
 from .rnea_derivatives import rnea_derivatives
@@ -275,6 +274,12 @@ def pseudo_solve(C, mu, iterations, S, m, n, out, Z):
     factor of ``G + mu 1``: the minimum-norm solution for ``S`` in the range of ``G`` (one exact solve
     when ``mu = 0``, ``iterations = 1``). They stop when the largest change is at most ``1e-14`` of the
     largest entry or no longer halves, or after ``iterations``. ``Z (m, n)``: work."""
+    if iterations == 1 and mu == 0.0:            # (one exact solve)
+        for i in range(m):
+            for j in range(n):
+                out[i, j] = -S[i, j]
+        _triangular_solves(C, out, m, n)
+        return
     for i in range(m):
         for j in range(n):
             out[i, j] = 0.0
@@ -441,10 +446,11 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
                 for i in range(n):
                     Rv[r, i] += f * Jc[r, i]
         Dk = D[k]
-        status[k] = solve_state(par, first, last, Dw[0], Dk)                  # F_q, F_qd, M^{-1}
-        if status[k]:
-            continue
         Minv = Dk[2]
+        ltdl_inverse(par, first, last, H, Minv)                                # M^{-1} (H: M factored)
+        if inverse_times(last, Minv, Dw[0, 0], Dk[0]) or inverse_times(last, Minv, Dw[0, 1], Dk[1]):   # F_q, F_qd
+            status[k] = Status.NO_BLAS
+            continue
         for r in range(m):                                                    # K^T = J M^{-1}; J F + r
             for i in range(n):
                 KT[r, i] = 0.0

@@ -349,9 +349,11 @@ def velocity_rows_tangent(cd, c, Ta, Tb, Va, Vb, xa, xb, dVa, dVb):
     kind = int(cd[c, CKIND])
     pa, pb = (Ta[9], Ta[10], Ta[11]), (Tb[9], Tb[10], Tb[11])
     if kind == POINT:
-        x = _sub3(_point_velocity(Va, pa), _point_velocity(Vb, pb))
-        dx = _sub3(_point_velocity_tangent(Va, pa, dVa, _point_velocity(xa, pa)),
-                   _point_velocity_tangent(Vb, pb, dVb, _point_velocity(xb, pb)))
+        x = _point_velocity(Va, pa)
+        dx = _point_velocity_tangent(Va, pa, dVa, _point_velocity(xa, pa))
+        if cd[c, CBODY_B] >= 0:                                    # (a contact's anchor does not move)
+            x = _sub3(x, _point_velocity(Vb, pb))
+            dx = _sub3(dx, _point_velocity_tangent(Vb, pb, dVb, _point_velocity(xb, pb)))
         return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0), (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
     if kind == FRAME:
         dV, ddV = _difference(Va, Vb), _difference(dVa, dVb)
@@ -368,9 +370,11 @@ def drift_rows_tangent(cd, c, Ta, Tb, Va, Aa, Vb, Ab, xa, xb, dVa, dAa, dVb, dAb
     kind = int(cd[c, CKIND])
     pa, pb = (Ta[9], Ta[10], Ta[11]), (Tb[9], Tb[10], Tb[11])
     if kind == POINT:
-        x = _sub3(_point_acceleration(Va, Aa, pa), _point_acceleration(Vb, Ab, pb))
-        dx = _sub3(_point_acceleration_tangent(Va, Aa, pa, dVa, dAa, _point_velocity(xa, pa)),
-                   _point_acceleration_tangent(Vb, Ab, pb, dVb, dAb, _point_velocity(xb, pb)))
+        x = _point_acceleration(Va, Aa, pa)
+        dx = _point_acceleration_tangent(Va, Aa, pa, dVa, dAa, _point_velocity(xa, pa))
+        if cd[c, CBODY_B] >= 0:                                    # (a contact's anchor does not move)
+            x = _sub3(x, _point_acceleration(Vb, Ab, pb))
+            dx = _sub3(dx, _point_acceleration_tangent(Vb, Ab, pb, dVb, dAb, _point_velocity(xb, pb)))
         return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0), (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
     if kind == FRAME:
         if cd[c, CREF] == LOCAL:                                   # Y = dA + [ad_Va] Vb in ca's axes

@@ -19,7 +19,9 @@ from screwdyn.constrained_derivatives import impulse_dynamics_derivatives
 from screwdyn.errors import InputError
 
 pin = pytest.importorskip("pinocchio", reason="Pinocchio is a reference for the derivatives")
-from test_constrained import FEET, SOLES, in_ours, pin_constraint, pin_dynamics, random_state, rel, robot, six  # noqa: E402
+from test_constrained import (  # noqa: E402  (after Pinocchio's import check)
+    FEET, SOLES, in_ours, pin_constraint, pin_dynamics, random_state, rel, robot, six,
+)
 
 HANDS = ("gripper_left_base_link", "gripper_right_base_link")
 EXACT = pin.ProximalSettings(1e-14, 0.0, 1)
@@ -71,7 +73,8 @@ def test_point_feet_and_sole_contacts_match_pinocchio(ref):
     LOCAL, on the soles: within 1e-8 (seen 1e-12)."""
     model, pm = robot("solo12")
     g = (10.0, 3.0)
-    ours = [screwdyn.PointContact(model, f, reference=ref, baumgarte=g, anchor=(0.1, 0.0, -0.3)) for f in FEET["solo12"]]
+    ours = [screwdyn.PointContact(model, f, reference=ref, baumgarte=g, anchor=(0.1, 0.0, -0.3))
+            for f in FEET["solo12"]]
     theirs = [pin_constraint(pm, 3, f, ref, anchor=screwdyn.spatial.transform(p=(0.1, 0.0, -0.3)), gains=g)
               for f in FEET["solo12"]]
     assert against_pinocchio("solo12", ours, theirs, 1) < 1e-8
@@ -185,7 +188,7 @@ def test_redundant_constraints_minimum_norm_force_derivatives():
     """Talos' soles in 6D, a point of the left sole in world axes and the right sole again in world axes
     (G singular, its null space turning with q): qdd's derivatives against central differences of
     constrained_forward_dynamics; lam's against those of the dense minimum-norm solution, including the
-    part in the null space of J^T (docs/theory.md (16.13)), which is not small here."""
+    part in the null space of J^T (docs/theory.md (16.10)), which is not small here."""
     model, pm = robot("talos_full_v2")
     cons = [screwdyn.FrameContact(model, "left_sole_link"), screwdyn.FrameContact(model, "right_sole_link"),
             screwdyn.PointContact(model, "left_sole_link", offset=(0.05, 0.02, 0.0), reference="world"),

@@ -1,4 +1,4 @@
-"""Derivatives of constrained dynamics and of impulses (docs/theory.md §15.8-§15.11): those of
+"""Derivatives of constrained dynamics and of impulses (docs/theory.md §16): those of
 :func:`screwdyn.constrained_forward_dynamics` and :func:`screwdyn.impulse_dynamics`, as Pinocchio's
 ``computeConstraintDynamicsDerivatives`` and ``computeImpulseDynamicsDerivatives``.
 
@@ -45,23 +45,23 @@ def _prepared(model, constraints):
 def constrained_forward_dynamics_derivatives(model, q, qd, tau, constraints=(), f_ext=None, *, mu=None, accuracy=1e-12,
                                              max_iter=50):
     """The partial derivatives of :func:`screwdyn.constrained_forward_dynamics` ``(qdd, lam)`` (docs/theory.md
-    §15.8-§15.10; Pinocchio's ``computeConstraintDynamicsDerivatives``): ``(dqdd_dq, dqdd_dqd, dqdd_dtau,
+    §16.1-§16.6; Pinocchio's ``computeConstraintDynamicsDerivatives``): ``(dqdd_dq, dqdd_dqd, dqdd_dtau,
     dlam_dq, dlam_dqd, dlam_dtau)``, the first three ``(..., nv, nv)``, the others ``(..., m, nv)``
     (``[..., i, j] = d y_i / d x_j``).
 
     Differentiating ``M qdd + h = tau + J^T lam`` and ``J qdd + gamma + Kd J qd + Kp e = 0`` (every
-    constraint kind, reference and Baumgarte gain) gives the KKT system (15.28) of the derivatives,
+    constraint kind, reference and Baumgarte gain) gives the KKT system (16.1) of the derivatives,
     solved with the factors of the forward solve: with ``G = J M^{-1} J^T``,
     ``dqdd_dtau = M^{-1} - M^{-1} J^T G^{-1} J M^{-1}``, ``dlam_dtau = -G^{-1} J M^{-1}``. ``d/dq`` is taken
     along ``integrate`` (a free-flyer's body twist), ``f_ext`` held in each body's frame; each ``lam``
     block's derivative is in its reference (a ``"world"`` block: the world-aligned force's).
 
-    Redundant constraints (``G`` singular): ``qdd`` and its derivatives are unique, ``lam`` is the
-    minimum-norm force and ``dlam_*`` the minimum-norm solution of the derivatives' system (§15.10),
-    computed by the same proximal iterations; that is the derivative of the minimum-norm force
-    wherever the null space of ``J^T`` does not turn with ``q`` (every ``dlam_dqd``, ``dlam_dtau``;
-    ``dlam_dq`` of redundant rows in one frame's axes), and differs from it by a force in that null
-    space, which changes neither ``J^T lam`` nor ``qdd``, elsewhere.
+    Redundant constraints (``G`` singular): ``qdd`` and its derivatives are unique; ``lam`` is the
+    minimum-norm force and ``dlam_*`` its derivatives (§16.6, (16.10)): the minimum-norm solution of the
+    derivatives' system, by the same proximal iterations, plus for ``dlam_dq`` the turn with ``q`` of the
+    null space of ``J^T`` (zero where the redundant rows are in one frame's axes). Redundant rows are
+    consistent only where ``J qd`` meets them: along a change that breaks it the derivative is that of
+    the least-squares continuation.
 
     Parameters and settings as :func:`screwdyn.constrained_forward_dynamics`. Raises as it does
     (conflicting or, with ``mu = 0``, redundant constraints; a singular ``M``).
@@ -93,7 +93,7 @@ def _without_gravity(model):
 def impulse_dynamics_derivatives(model, q, qd_minus, constraints=(), restitution=0.0, *, mu=None, accuracy=1e-12,
                                  max_iter=50):
     """The partial derivatives of :func:`screwdyn.impulse_dynamics` ``(qd_plus, impulse)`` (docs/theory.md
-    §15.11): ``(dqd_plus_dq, dqd_plus_dqd_minus, dimpulse_dq, dimpulse_dqd_minus)``, ``(..., nv, nv)``
+    §16.7): ``(dqd_plus_dq, dqd_plus_dqd_minus, dimpulse_dq, dimpulse_dqd_minus)``, ``(..., nv, nv)``
     twice then ``(..., m, nv)`` twice, as :func:`constrained_forward_dynamics_derivatives`.
 
     ``dqd_plus_dqd_minus = 1 - (1 + r) M^{-1} J^T G^{-1} J`` is the derivative of the velocity after the

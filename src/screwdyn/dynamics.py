@@ -293,7 +293,7 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
     Under constraints (``constraints``, added to ``model.constraints`` as by every constrained
     function; a model with ``model.constraints`` is always linearized under them): the same pairs of
     the constrained dynamics ``qdd = FD_c(q, qd, tau)`` of :func:`screwdyn.constrained_forward_dynamics`
-    (Baumgarte gains included, docs/theory.md §16.5), its derivatives by
+    (Baumgarte gains included, docs/theory.md §16.8), its derivatives by
     :func:`screwdyn.constrained_forward_dynamics_derivatives` (``B``'s block ``dqdd_dtau`` in place of
     ``M^{-1}``); ``tau`` None is then ``constrained_inverse_dynamics(q, qd, 0, strict=False)``'s torque.
     The discrete steps are those of the scheme on that ODE (no projection onto the constraints).

@@ -1,4 +1,4 @@
-"""Analytic derivatives of constrained forward dynamics and of impulses (docs/theory.md §15.8-§15.11;
+"""Analytic derivatives of constrained forward dynamics and of impulses (docs/theory.md §16;
 the result of Pinocchio's ``computeConstraintDynamicsDerivatives`` and ``computeImpulseDynamicsDerivatives``).
 
 Constrained forward dynamics (:mod:`.constrained`) solves, with ``c(q, qd, qdd)`` the constraints'
@@ -8,7 +8,7 @@ acceleration rows ``J qdd + gamma`` plus their Baumgarte terms ``Kd J qd + Kp e`
 
 Differentiating both along ``x`` (``q`` in the tangent space, ``qd`` or ``tau``; the implicit function
 theorem, as :mod:`.aba_derivatives` for the unconstrained case) gives the KKT system of the
-derivatives (15.28), solved as::
+derivatives (16.1), solved as (16.2)::
 
     R_x  = dID/dx - d(J^T lam)/dx |lam,   r_x = dc/dx |qdd      (lam, qdd held; R_tau = -1, r_tau = 0)
     F_x  = -M^{-1} R_x                                          (M factored by the solve; as aba_derivatives)
@@ -17,17 +17,21 @@ derivatives (15.28), solved as::
 
 ``dID/dq``, ``dID/dqd`` and ``M`` by :mod:`.rnea_derivatives` at ``qdd`` (the user's ``F_ext`` held in
 their bodies' frames); ``r_x`` and ``d(J^T lam)/dq`` from each constraint's rows along the tree,
-:func:`derivative_columns` (:mod:`.constraint_kinds`' tangents: a change of ``q_k`` turns the subtree
-of ``k`` about ``J_k`` and shifts its twists by ``Psi_k`` and accelerations by ``Phi_k``, docs/theory.md
-§14.2). An impulse (``M (qd^+ - qd^-) = J^T lam``, ``J qd^+ = -r J qd^-``) is the same with
+:func:`row_columns` and :func:`force_columns` (:mod:`.constraint_kinds`' tangents: a change of ``q_k``
+turns the subtree of ``k`` about ``J_k`` and shifts its twists by ``Psi_k`` and accelerations by
+``Phi_k``, docs/theory.md §14.2, §16.2). An impulse (``M (qd^+ - qd^-) = J^T lam``, ``J qd^+ = -r J qd^-``)
+is the same with
 ``ID = M w`` (``w = qd^+ - qd^-``: RNEA at ``qd = 0``, ``qdd = w``, no gravity), ``c = J (w + (1 + r)
 qd^-)``, and ``dqd^+/dqd^- = 1 + dw/dqd^-``.
 
 ``G^+``: the inverse where ``G`` is positive definite; for redundant constraints (``G`` singular) the
-proximal iterations of :mod:`.kkt` on the columns, which give the minimum-norm ``dlam`` (§15.10).
+proximal iterations of :mod:`.kkt` on the columns, which give the minimum-norm ``dlam``, plus the turn
+of ``J^T``'s null space (:func:`null_space_turn`, docs/theory.md (16.10)).
+
 Cost a state: the constrained solve, the inverse-dynamics derivatives (``O(n d)``), ``M^{-1}`` and two
 products by it (``O(n^3)`` at BLAS' speed, as :mod:`.aba_derivatives` above 28 DoF), ``O(m d)``
-constraint columns, ``O(m n d + m^2 n)`` for ``J F``, ``K`` and ``G^+``, three ``n m n`` products.
+constraint columns (``O(d^2)`` each for ``d(J^T lam)/dq``), ``O(m n d + m^2 n)`` for ``J F``, ``K`` and
+``G^+``, three ``n m n`` products.
 """
 import numpy as np
 from numba import njit, prange
@@ -159,7 +163,7 @@ def _moved(J, Ps, V, on):
 
 @njit(**KERNEL)
 def row_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, velocity, Rq, Rv, mark, cols):
-    """The constraints' columns along the tree (docs/theory.md (15.26), (15.27)), from :func:`world_motion`,
+    """The constraints' columns along the tree (docs/theory.md (16.3)-(16.7)), from :func:`world_motion`,
     into ``Rq``, ``Rv (m, n)`` (zeroed here; ``Rv`` only for the acceleration rows): ``velocity`` 0, the
     acceleration rows and Baumgarte terms ``c = J qdd + gamma + Kd J qd + Kp e``, ``Rq = dc/dq``, ``Rv =
     dc/dqd`` without its ``Kd J`` (``qdd`` held; ``world_motion`` at ``(qd, qdd)``); ``velocity`` 1, the
@@ -213,7 +217,7 @@ def row_columns(kd, cd, Tw, Jw, Vw, Aw, Psi, Phi, U, velocity, Rq, Rv, mark, col
 
 @njit(**KERNEL)
 def force_columns(kd, cd, Tw, Jw, jfirst, lam, Dq, mark, cols):
-    """``d(J^T lam)/dq`` (``lam`` held) subtracted from ``Dq (n, n)`` (docs/theory.md (15.25)): ``J^T lam``
+    """``d(J^T lam)/dq`` (``lam`` held) subtracted from ``Dq (n, n)`` (docs/theory.md (16.9)): ``J^T lam``
     is ``J_j^T W_s`` summed over each constraint's sides ``s`` (:func:`.constraint_kinds.constraint_wrench`)
     and the ancestors ``j`` of their bodies; along ``q_k``, ``W_s`` changes by its tangent ``dW_s`` and
     ``J_j`` turns (``[ad_{J_k}] J_j``) when ``j`` is in the subtree of ``k``'s joint, so that entry
@@ -269,7 +273,7 @@ def _triangular_solves(C, Y, m, n):
 
 @njit(**HELPER)
 def pseudo_solve(C, mu, iterations, S, m, n, out, Z):
-    """``out = -G^+ S`` (``S``, ``out`` ``(m, n)``; docs/theory.md §15.10) by the proximal iterations
+    """``out = -G^+ S`` (``S``, ``out`` ``(m, n)``; docs/theory.md §16.6) by the proximal iterations
     ``(G + mu 1) Y_{i+1} = S + mu Y_i`` from ``Y_0 = 0`` on every column at once, ``C`` the Cholesky
     factor of ``G + mu 1``: the minimum-norm solution for ``S`` in the range of ``G`` (one exact solve
     when ``mu = 0``, ``iterations = 1``). They stop when the largest change is at most ``1e-14`` of the
@@ -302,9 +306,9 @@ def pseudo_solve(C, mu, iterations, S, m, n, out, Z):
 
 
 @njit(**KERNEL)
-def null_space_turn(kd, cd, Tw, need, G, C, mu, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity, E, Y, Z, z,
-                    mark, cols, out):
-    """Redundant constraints (docs/theory.md (15.31)): adds to ``out = dlam/dq`` the part of the minimum-norm
+def null_space_turn(kd, cd, Tw, need, G, C, mu, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity, E, Y, Z,
+                    z, mark, cols, out):
+    """Redundant constraints (docs/theory.md (16.10)): adds to ``out = dlam/dq`` the part of the minimum-norm
     force's derivative in the null space ``N`` of ``J^T``, ``P_N (dJ/dq) z`` with ``J z = lam``,
     ``z = M^{-1} J^T G^+ lam`` (``KT = J M^{-1}``, then work), ``P_N = 1 - G^+ G``: the tree's columns at the
     velocity (:func:`world_motion`, overwritten), ``E = (dJ/dq) z`` (:func:`row_columns` with ``velocity``
@@ -475,8 +479,8 @@ def derivatives(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, acc
                     Dl[k, 2, r, i] = 0.0
         if not direct:
             velocity = 1 if m else 0      # (1 as a run-time value: row_columns compiles once for both calls)
-            null_space_turn(kd, cd, Tw, need, G, C, damping, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U, velocity,
-                            Rq, Rv, Z, vel, bits, cols, Dl[k, 0])
+            null_space_turn(kd, cd, Tw, need, G, C, damping, iterations, KT, lam, jpar, Jw, Vw, Aw, Psi, Phi, U,
+                            velocity, Rq, Rv, Z, vel, bits, cols, Dl[k, 0])
         overflowed(status, k, D)
         overflowed(status, k, Dl)
 

@@ -282,7 +282,7 @@ def jacobian_rows(kd, cd, c, Tw, J):
 
 
 # ---------------------------------------------------------------------------------- derivatives
-# The derivatives of the rows above (docs/theory.md §15.8). Each ``*_tangent`` helper gives the change
+# The derivatives of the rows above (docs/theory.md §16.2, §16.3). Each ``*_tangent`` helper gives the change
 # of its rows along a change of their arguments: the poses by world twists ``xa``, ``xb``
 # (``T_{0,ca} -> exp([xa] e) T_{0,ca}``, ``T_{0,cb}`` likewise), the bodies' twists and accelerations by
 # ``dVa``, ``dAa``, ``dVb``, ``dAb`` (all in the world frame). A point of a frame moves with it at the
@@ -354,7 +354,8 @@ def velocity_rows_tangent(cd, c, Ta, Tb, Va, Vb, xa, xb, dVa, dVb):
         if cd[c, CBODY_B] >= 0:                                    # (a contact's anchor does not move)
             x = _sub3(x, _point_velocity(Vb, pb))
             dx = _sub3(dx, _point_velocity_tangent(Vb, pb, dVb, _point_velocity(xb, pb)))
-        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0), (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
+        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0),
+                                  (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
     if kind == FRAME:
         dV, ddV = _difference(Va, Vb), _difference(dVa, dVb)
         if cd[c, CREF] == LOCAL:                                   # [Ad_{T_{ca,0}}] (dV - [ad_xa] V)
@@ -375,7 +376,8 @@ def drift_rows_tangent(cd, c, Ta, Tb, Va, Aa, Vb, Ab, xa, xb, dVa, dAa, dVb, dAb
         if cd[c, CBODY_B] >= 0:                                    # (a contact's anchor does not move)
             x = _sub3(x, _point_acceleration(Vb, Ab, pb))
             dx = _sub3(dx, _point_acceleration_tangent(Vb, Ab, pb, dVb, dAb, _point_velocity(xb, pb)))
-        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0), (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
+        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0),
+                                  (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
     if kind == FRAME:
         if cd[c, CREF] == LOCAL:                                   # Y = dA + [ad_Va] Vb in ca's axes
             y = ad(Va, Vb)
@@ -400,7 +402,7 @@ def _jlog3(w, t2, alpha, y):
 
 @njit(**HELPER)
 def log_pose_tangent(T, x):
-    """``d/de log(T exp([x] e))`` at ``e = 0`` (six numbers ``(omega, v)``; docs/theory.md (15.24)): the
+    """``d/de log(T exp([x] e))`` at ``e = 0`` (six numbers ``(omega, v)``; docs/theory.md (16.8)): the
     inverse of the right Jacobian of SE(3)'s exponential at ``log T`` times the body twist ``x``,
     ``(A x_w, A x_v + B A x_w)`` with ``A`` of :func:`_jlog3`, ``w = log R``, ``t = |w|``, ``p`` the
     translation of ``T``, ``alpha = 1/t^2 - cot(t/2) / (2t)``, ``beta = alpha' / t`` (their series
@@ -432,11 +434,11 @@ def log_pose_tangent(T, x):
 
 @njit(**HELPER)
 def error_rows_tangent(cd, c, Ta, Tb, xa, xb):
-    """The change of :func:`error_rows` for the changes ``xa``, ``xb`` of the frames' poses (zero for a
-    contact without anchor; a JOINT row's, ``k`` over ``q``, by :func:`coupling_columns`): POINT ``Q (u(xa, p_a) - u(xb, p_b))`` turned
-    as :func:`_reference_tangent`; FRAME LOCAL ``log_pose_tangent(T_{cb,ca}, [Ad_{T_{ca,0}}] (xa - xb))``
-    (T_{cb,ca} exp(e [Ad_{T_{ca,0}}] (xa - xb)) is the moved relative pose), WORLD that turned by ``R_a``
-    plus ``w_a x`` each half."""
+    """The change of :func:`error_rows` for the changes ``xa``, ``xb`` of the frames' poses (docs/theory.md
+    (16.7); zero for a contact without anchor; a JOINT row's, ``k`` over ``q``, by :func:`coupling_columns`):
+    POINT ``Q (u(xa, p_a) - u(xb, p_b))`` turned as :func:`_reference_tangent`; FRAME LOCAL
+    ``log_pose_tangent(T_{cb,ca}, [Ad_{T_{ca,0}}] (xa - xb))`` (``T_{cb,ca} exp(e [Ad_{T_{ca,0}}] (xa - xb))``
+    is the moved relative pose), WORLD that turned by ``R_a`` plus ``w_a x`` each half."""
     if cd[c, CANCHORED] == 0.0:
         return ZERO6
     kind = int(cd[c, CKIND])
@@ -444,7 +446,8 @@ def error_rows_tangent(cd, c, Ta, Tb, xa, xb):
     if kind == POINT:
         x = _sub3(pa, pb)
         dx = _sub3(_point_velocity(xa, pa), _point_velocity(xb, pb))
-        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0), (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
+        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0),
+                                  (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
     if kind == FRAME:
         Tbi = (Tb[0], Tb[3], Tb[6], Tb[1], Tb[4], Tb[7], Tb[2], Tb[5], Tb[8],
                -(Tb[0] * Tb[9] + Tb[3] * Tb[10] + Tb[6] * Tb[11]), -(Tb[1] * Tb[9] + Tb[4] * Tb[10] + Tb[7] * Tb[11]),

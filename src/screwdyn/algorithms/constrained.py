@@ -45,8 +45,9 @@ from .spatial_kernels import compose, twist_to_world
 from .status import Status
 from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, put, q_size, row, units
 
-# one-state calls release the GIL from this many DoF (a floating Solo12, 18 DoF, four feet: several us)
-GIL_FROM = 12
+# one-state calls release the GIL from this many DoF (a floating Talos, 50 DoF, two soles: 12 us a call;
+# internals.release_gil)
+GIL_FROM = 24
 # status of a state whose constraints are redundant while mu = 0 (the damped Delassus matrix is singular)
 REDUNDANT = 10
 # status of a state whose constraints conflict: the solve ends with a residual above CONFLICT times 1 + |b|

@@ -33,7 +33,7 @@ from .joints import joint_integrate
 from .rollout import COULOMB, RK4, VISCOUS, WATCH, _shapes_fit, advance, copy_rows, drive, inputs, record, watch
 from .rollout import per_lane as rollout_per_lane
 from .status import Status
-from .work import claim, q_size, units
+from .work import claim, one_state, q_size, units
 
 # The constraint rows a rollout's work is sized for, per degree of freedom: screwdyn.simulate refuses more.
 ROWS_PER_DOF = 2
@@ -150,9 +150,10 @@ def constrained_rollout_one(kd, cd, mu, accuracy, max_iter, lim, t, tau, fext, u
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     status[0] = 0
+    k0, k1 = one_state(status)   # (run-time integers: the batch entry's compiled kernel, not another)
     gil = release_gil(s1 > s0)
     constrained_rollout(kd, cd, mu, accuracy, max_iter, lim, t, tau, fext, use_fext, method, s0, s1, Q3, V3, A3, T3,
-                        W3, status, 0, 1)
+                        W3, status, k0, k1)
     restore_gil(gil)
     return status[0]
 

@@ -236,6 +236,8 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
                                          name="screwdyn-simulate")
     info = dict(options, nfev=None, wall_time=None, limits=None, diverged=diverged > 0.5)
     info.pop("ivp_options")
+    if info.pop("constraints") or model.constraints:
+        info["constraints"] = None   # (each chunk's violation stays in its worker, as its limits report)
     return Trajectory(t=t, q=Q, qd=V, qdd=A, tau=TAU, joint_names=model.v_names, model_name=model.name,
                       integrator=_integrator_name(options["integrator"]), dt=float(dt), info=info,
                       limits=_limit_arrays(model), model=model)

@@ -147,6 +147,26 @@ def test_every_kind_against_central_differences(ref):
             assert rel(a, b) < 1e-8
 
 
+def test_spherical_joints_on_a_random_tree():
+    """A free-flyer carrying spherical joints (every row of a multi-DoF joint turns the joint's whole
+    subtree, docs/theory.md §14.1), with armature: a point loop, a world-aligned frame contact and a
+    point contact, against central differences."""
+    from helpers import random_model
+
+    rng = np.random.default_rng(3)
+    model = random_model(rng, n=6, fixed=0, spherical=0.5, floating=True, armature=True)
+    assert np.count_nonzero(model.nvs == 3) >= 2
+    q, v, tau = screwdyn.random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    links = model.link_names
+    cons = [screwdyn.PointLoop(model, links[-1], links[-3], offset_a=(0.1, 0.0, 0.0), baumgarte=(5.0, 2.0)),
+            screwdyn.FrameContact(model, links[-2], reference="world", baumgarte=(3.0, 1.0), anchor=np.eye(4)),
+            screwdyn.PointContact(model, links[2])]
+    got = derivatives(model, q, v, tau, cons, mu=0.0)
+    fd = differences(model, lambda a, b, c: C.constrained_forward_dynamics(model, a, b, c, cons, mu=0.0), q, v, tau)
+    for a, b in zip(got, fd):
+        assert rel(a, b) < 1e-8
+
+
 @pytest.mark.parametrize("restitution", [0.0, 0.5])
 @pytest.mark.parametrize("ref", ["local", "world"])
 def test_impulse_derivatives_match_pinocchio_and_differences(restitution, ref):

@@ -58,7 +58,7 @@ from .spatial_kernels import ad, cross_force, twist_to_world
 from .status import Status
 from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, put, q_size, row, units
 
-# one-state calls release the GIL from this many DoF (a floating Solo12, 18 DoF, four feet: tens of us)
+# one-state calls release the GIL from this many DoF (a floating Solo12, 18 DoF, four feet: 19 us a call)
 GIL_FROM = 8
 # G is taken as singular (redundant constraints: the proximal route) below this pivot, relative to its largest
 # diagonal entry

@@ -71,7 +71,7 @@ def per_lane(n):
     """Floats of work one state takes for ``n`` bodies, without the constraints' (:func:`constraint_floats`):
     poses, twists and the columns of the tree, ``M``'s factor, the derivatives' work ``(3, n, n)``,
     vectors and integers, then the callees' own (RNEA, CRBA, the inverse-dynamics derivatives)."""
-    return 60 * (n + 1) + 4 * n * n + 13 * n + 16 + max(41 * n + 46, n * n + 31 * n + 50,
+    return 60 * (n + 1) + 4 * n * n + 14 * n + 16 + max(41 * n + 46, n * n + 31 * n + 50,
                                                          rnea_derivatives_per_lane(n))
 
 

@@ -33,7 +33,7 @@ def stencil(f, h):
     return [(-a + 8 * b - 8 * c + d) / (12 * h) for a, b, c, d in zip(*values)]
 
 
-def differences(model, f, q, v, u, h=1e-4, steps=(1.0, 1.0)):
+def differences(model, f, q, v, u, h=3e-4, steps=(1.0, 1.0)):
     """The columns of ``f(q, v, u)``'s outputs along ``integrate`` in ``q`` (step ``h``), ``v`` and ``u``
     (unit ``steps``: the outputs are quadratic in ``v`` and affine in ``u``), in the order ``(dy0_dq,
     dy0_dv, dy0_du, dy1_dq, ...)``."""

@@ -62,7 +62,7 @@ def _arguments(kernel, model, B, rng):
             rows.append(rng.uniform(-1, 1, (B, model.n)))
     n = model.n
     shapes = [(n,) * d if d <= 2 else (3, n, n) for d in entry.outputs]
-    if entry.key == "energy":
+    if kernel.key == "energy":
         shapes = [(14,)]
     outs = [np.empty((B,) + s) for s in shapes]
     fext = [_NO_FEXT3, False] if entry.fext else []

@@ -128,6 +128,7 @@ def main(argv=None):
     p.add_argument("--kernels", nargs="*", default=None, help="kernel keys (default: all)")
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--no-compile", action="store_true", help="skip the cold compile times")
+    p.add_argument("--compile-only", action="store_true", help="only the cold compile times")
     args = p.parse_args(argv)
     import numba
 
@@ -151,7 +152,7 @@ def main(argv=None):
         if args.kernels and kernel.key not in args.kernels:
             continue
         table = {}
-        for name, model in robots.items():
+        for name, model in ({} if args.compile_only else robots).items():
             for variant, seconds in speeds(kernel, model, args.batch, rng).items():
                 table.setdefault(variant, {})[name] = seconds * 1e6
         for _, key, which, lanes in variants("all"):

@@ -141,8 +141,10 @@ def main(argv=None):
     robots = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in args.robots:
-            robots[name] = models.load(models.resolve(name, kinds=("example-robot-data", "urdf")))
+        for name in args.robots:   # NAME:floating with a free-flyer root joint
+            spec, _, kind = name.partition(":")
+            robots[name] = models.load(models.resolve(spec, kinds=("example-robot-data", "urdf")),
+                                       floating_base=kind == "floating")
     print(f"# variants: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}, numba {numba.__version__} ({numba.get_num_threads()} threads), "
           f"B = {args.batch}, screwdyn {screwdyn.__version__}")

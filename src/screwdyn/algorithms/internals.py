@@ -19,6 +19,7 @@ decorator options ``KERNEL``, ``HELPER``, ...: :mod:`.target`). By default (``MO
 * :func:`release_gil`, :func:`restore_gil`: the GIL released by a one-state entry point for a
   long kernel only (numba's ``nogil`` releases it for every call, and handing it to a waiting
   thread costs more than a short call).
+* :func:`floor`: ``floor(x)`` as one vector instruction.
 * :func:`fma`, :func:`dot3`, :func:`dot6`, :func:`matmul3`: fused multiply-adds written as LLVM IR
   at the call site (one rounding where the CPU fuses: explicit, so that the vectorised loop over
   states and one state give the same numbers bit for bit; never left to the compiler).
@@ -36,6 +37,8 @@ views from ``reshape``, the batch drivers split a batch evenly over ``prange`` (
 ``fma(a, b, c)`` is ``a * b + c``. The same kernels, slower, with the same results to rounding;
 ``tests/test_internals.py`` runs the kernels in this mode too. The package pins the numba version these were written against (pyproject.toml).
 """
+import math
+
 import numpy as np
 from numba import types
 from numba.extending import intrinsic
@@ -43,7 +46,7 @@ from numba.extending import intrinsic
 from .target import ATOMICS, FAST, HAS_FMA, HELPER, njit
 
 __all__ = ["stack", "scratch", "window", "release_gil", "restore_gil",
-           "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3",
+           "as_contiguous", "fetch_add", "num_threads", "fma", "floor", "dot3", "dot6", "matmul3",
            "lanes_fms", "lanes_copy", "lanes_div", "lanes_dot", "lanes_dot_runs", "lanes_zero", "gemm",
            "GEMM_ONE_THREAD", "ATOMICS"]
 
@@ -103,6 +106,20 @@ if FAST:
         return types.float64(a, b, c), codegen
 
     @intrinsic
+    def floor(typingctx, x):
+        """``floor(x)`` as a float: ``llvm.floor.f64``, one instruction that vectorises (numba's
+        ``math.floor`` goes through an integer, which AVX2 cannot convert in vectors; numba-cuda
+        compiles no ``np.floor``)."""
+        if not _reals((x,)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            d = _llir.DoubleType()
+            f = builder.module.declare_intrinsic("llvm.floor", [d], _llir.FunctionType(d, [d]))
+            return builder.call(f, _doubles(context, builder, args, signature.args))
+        return types.float64(x), codegen
+
+    @intrinsic
     def dot3(typingctx, a0, a1, a2, b0, b1, b2):
         """``a0 b0 + a1 b1 + a2 b2``, summed in that order (two fused multiply-adds)."""
         return _fused_sum((a0, a1, a2, b0, b1, b2))
@@ -130,6 +147,10 @@ else:
     @njit(**HELPER)
     def fma(a, b, c):
         return a * b + c
+
+    @njit(**HELPER)
+    def floor(x):
+        return float(math.floor(x))
 
     @njit(**HELPER)
     def dot3(a0, a1, a2, b0, b1, b2):

@@ -26,7 +26,7 @@ and gives one state's numbers exactly.
 """
 import math
 
-from .internals import fma, window
+from .internals import floor, fma, window
 from .layout import AXIS, AXISK, BALL, FREE, INNER, JSCALE, JTYPE, ONE_DOF, POS, POSEK, PRISMATIC, QIDX, ROT
 from .spatial_kernels import compose
 from .target import HELPER, ONE, njit
@@ -52,10 +52,8 @@ IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
 @njit(**HELPER)
 def sincos_reduced(x):
-    """``(sin x, cos x)`` for ``|x| <= SINCOS_LIMIT``, without a branch or a call. (``math.floor``,
-    not ``np.floor``: numba-cuda compiles the one, not the other, in a GPU kernel; exact either way,
-    ``|j| < 2^27``.)"""
-    j = float(math.floor(fma(x, _TWO_OVER_PI, 0.5)))     # x = j pi/2 + r, |r| <= pi/4
+    """``(sin x, cos x)`` for ``|x| <= SINCOS_LIMIT``, without a branch or a call."""
+    j = floor(fma(x, _TWO_OVER_PI, 0.5))                 # x = j pi/2 + r, |r| <= pi/4
     r = fma(-j, _PIO2_3, fma(-j, _PIO2_2, fma(-j, _PIO2_1, x)))
     z = r * r
     ps = fma(fma(fma(fma(fma(1.58962301576546568060e-10, z, -2.50507477628578072866e-8), z,
@@ -66,7 +64,7 @@ def sincos_reduced(x):
                  -1.38888888888730564116e-3), z, 4.16666666666665929218e-2)
     s = fma(r * z, ps, r)
     c = fma(z * z, pc, 1.0 - 0.5 * z)
-    k = j - 4.0 * float(math.floor(0.25 * j))            # the quadrant, 0 .. 3
+    k = j - 4.0 * floor(0.25 * j)                        # the quadrant, 0 .. 3
     sin = s if k == 0.0 else (c if k == 1.0 else (-s if k == 2.0 else -c))
     cos = c if k == 0.0 else (-s if k == 1.0 else (-c if k == 2.0 else s))
     return sin, cos

@@ -97,35 +97,41 @@ DRIVER = {"inline": "always"}
 
 
 # ---------------------------------------------------------------------------------- the CPU level
-_V3 = ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")   # x86-64-v3 beyond v2
 _V2 = ("cx16", "popcnt", "sse3", "sse4.1", "sse4.2", "ssse3")
+_V3 = _V2 + ("avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
+_LEVELS = {"x86-64-v3": _V3, "x86-64-v4": _V3 + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")}
+PORTABLE = "x86-64-v3"   # the level a cache is keyed to by default
 
 
 def _cpu():
     """``(name, features)`` the kernels are compiled for: numba's own setting where one is made
     (``NUMBA_CPU_NAME``, ``NUMBA_CPU_FEATURES``); the host's model and features with
-    ``SCREWDYN_CPU=native``; ``("x86-64-v3", "")`` on an x86-64 host that has that level's features
-    (the name implies them); else the host's, as numba's own target."""
+    ``SCREWDYN_CPU=native``; a level named by ``SCREWDYN_CPU`` (``x86-64-v3``, ``x86-64-v4``) or, by
+    default, ``x86-64-v3`` on an x86-64 host that has that level's features (the name implies them);
+    else the host's, as numba's own target."""
     import llvmlite.binding as llvm
     host_features = _codegen.get_host_cpu_features()
     if config.CPU_NAME:
         return config.CPU_NAME, (config.CPU_FEATURES if config.CPU_FEATURES is not None else host_features)
-    choice = os.environ.get("SCREWDYN_CPU", "portable").lower()
+    host = llvm.get_host_cpu_name(), host_features
+    choice = os.environ.get("SCREWDYN_CPU", "portable").lower() or "portable"
     if choice in ("native", "host"):
-        return llvm.get_host_cpu_name(), host_features
-    if choice not in ("portable", "x86-64-v3", ""):
-        warnings.warn(f"screwdyn: SCREWDYN_CPU={choice!r} is neither 'portable' nor 'native'; using the portable "
-                      "level", RuntimeWarning)
+        return host
+    level = PORTABLE if choice == "portable" else choice
+    if level not in _LEVELS:
+        warnings.warn(f"screwdyn: SCREWDYN_CPU={choice!r} is none of 'portable', 'native', "
+                      f"{', '.join(map(repr, _LEVELS))}; using {PORTABLE}", RuntimeWarning)
+        level = PORTABLE
     features = llvm.get_host_cpu_features()
-    if platform.machine().lower() in ("x86_64", "amd64") and all(features.get(f, False) for f in _V2 + _V3):
-        return "x86-64-v3", ""
-    return llvm.get_host_cpu_name(), host_features
+    if platform.machine().lower() in ("x86_64", "amd64") and all(features.get(f, False) for f in _LEVELS[level]):
+        return level, ""
+    return host
 
 
 if FAST:
     CPU = _cpu()
     # whether the code compiled for CPU fuses multiply-adds: x86-64-v3 has FMA; a host model, its features
-    HAS_FMA = (CPU[0] == "x86-64-v3" or "+fma" in CPU[1].split(",")
+    HAS_FMA = (CPU[0] in _LEVELS or "+fma" in CPU[1].split(",")
                or platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686", "x86"))
 else:
     CPU = (None, None)

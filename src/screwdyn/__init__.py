@@ -17,6 +17,11 @@ from .dynamics import (
     inverse_dynamics, inverse_dynamics_derivatives, jacobian, jdot_qd, joint_torques_from_wrench, kinetic_energy,
     linearize, mass_matrix, mass_matrix_inverse, mechanical_energy, momentum, potential_energy,
 )
+from .constrained import (
+    constrained_forward_dynamics, constrained_inverse_dynamics, constraint_drift, constraint_error, constraint_jacobian,
+    delassus, impulse_dynamics,
+)
+from .constraints import FrameContact, FrameLoop, JointCoupling, PointContact, PointLoop
 from .errors import InputError, ModelError, ScrewdynError, URDFError
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuilder
 
@@ -39,6 +44,9 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "inverse_dynamics_derivatives", "forward_dynamics_derivatives", "linearize",
     "InputError", "ModelError", "ScrewdynError", "URDFError", "PRISMATIC", "REVOLUTE", "FREE_FLYER", "SPHERICAL",
     "Model", "ModelBuilder",
+    "PointContact", "FrameContact", "PointLoop", "FrameLoop", "JointCoupling",
+    "constraint_jacobian", "constraint_drift", "constraint_error", "delassus", "constrained_forward_dynamics",
+    "impulse_dynamics", "constrained_inverse_dynamics",
     "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",
     "to_mujoco", "to_pinocchio",
     "load_urdf", "load_mjcf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",

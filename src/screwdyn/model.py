@@ -75,6 +75,9 @@ class Model:
         mimic           dict       joint -> (leader joint, multiplier, offset)
         visuals         tuple      visual geometry of the links (screwdyn.geometry.Visual), each
                                    attached to a frame by link name; the dynamics ignore it
+        constraints     tuple      constraints of the model's file (screwdyn.constraints: loops,
+                                   welds, couplings), which every constrained function applies
+                                   before those its call passes; none by default
     """
 
     name: str
@@ -103,6 +106,7 @@ class Model:
     frame_pose: np.ndarray
     mimic: dict = field(default_factory=dict)
     visuals: tuple = ()
+    constraints: tuple = ()
     n: int = field(init=False)  # degrees of freedom, nv
 
     def __post_init__(self):
@@ -129,7 +133,7 @@ class Model:
             a = a.reshape(shape)
             a.setflags(write=False)
             object.__setattr__(self, key, a)
-        for key in ("joint_names", "link_names", "frame_names", "visuals"):
+        for key in ("joint_names", "link_names", "frame_names", "visuals", "constraints"):
             object.__setattr__(self, key, tuple(getattr(self, key)))
         if len(self.link_names) != nb:
             raise ModelError("link_names and joint_names must have one entry per body")
@@ -157,6 +161,13 @@ class Model:
         object.__setattr__(self, "_derived", {})  # what screwdyn.dispatch works out once per model
         object.__setattr__(self, "_frame_index", {f: k for k, f in enumerate(self.frame_names)})
         object.__setattr__(self, "_body_index", {b: k for k, b in enumerate(self.link_names)})
+        for k, c in enumerate(self.constraints):
+            compatible = getattr(c, "compatible", None)
+            if compatible is None:
+                raise ModelError(f"constraints[{k}] is a {type(c).__name__}, not a screwdyn constraint "
+                                 "(screwdyn.constraints)")
+            if not compatible(self):
+                raise ModelError(f"constraints[{k}] ({c!r}) was made for a model of another tree or other frames")
 
     @property
     def is_floating(self) -> bool:

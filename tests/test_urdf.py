@@ -491,20 +491,48 @@ def test_gravity_strict_root_and_path(tmp_path, conv):
     assert load_urdf(CONVENTIONS.encode()).n == 4
 
 
-def test_mimic_recorded_and_warned():
+def test_mimic_is_a_joint_coupling_by_default():
     doc = chain(extra=joint("j3", "revolute", "l2", "l3", '<mimic joint="j2" multiplier="-2" offset="0.1"/>')
                 + link("l3"))
-    with pytest.warns(UserWarning, match="j3"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         m = load_urdf(doc)
     assert m.n == 3 and m.mimic == {"j3": ("j2", -2.0, 0.1)}
+    (c,) = m.constraints
+    assert isinstance(c, screwdyn.JointCoupling) and c.name == "j3"
+    np.testing.assert_array_equal(c.coefficients, [0.0, 2.0, 1.0])   # q3 - (-2) q2 = 0.1
+    assert c.offset == 0.1
+    with pytest.warns(UserWarning, match="j3"):
+        free = load_urdf(doc, mimic="independent")
+    assert free.constraints == () and free.mimic == m.mimic
     with pytest.raises(URDFError, match="joint 'j3'"):
         load_urdf(doc, mimic="error")
     with pytest.raises(ValueError, match="mimic"):
         load_urdf(doc, mimic="couple")
     # default multiplier and offset
-    with pytest.warns(UserWarning, match="j3"):
-        m = load_urdf(doc.replace(' multiplier="-2" offset="0.1"', ""))
+    m = load_urdf(doc.replace(' multiplier="-2" offset="0.1"', ""))
     assert m.mimic == {"j3": ("j2", 1.0, 0.0)}
+    np.testing.assert_array_equal(m.constraints[0].coefficients, [0.0, -1.0, 1.0])
+
+
+def test_mimic_of_a_floating_joint_is_refused():
+    doc = chain(extra=joint("j3", "floating", "l2", "l3", '<mimic joint="j2"/>') + link("l3"))
+    with pytest.raises(URDFError, match="joint 'j3' <mimic joint=\"j2\">.*revolute or prismatic"):
+        load_urdf(doc)
+
+
+@pytest.mark.parametrize("name, mimics", [("panda", {"panda_finger_joint2": ("panda_finger_joint1", 1.0, 0.0)}),
+                                          ("talos_full_v2", None)])
+def test_example_robot_mimic_joints_are_coupled(name, mimics):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", screwdyn.errors.InertiaWarning)
+        m = load_urdf(example_robot_data_path(name))
+    assert m.mimic and (mimics is None or m.mimic == mimics)
+    assert [c.name for c in m.constraints] == list(m.mimic)
+    for c in m.constraints:   # q_m - multiplier q_leader = offset
+        leader, multiplier, offset = m.mimic[c.name]
+        assert c.coefficients[m.idx_qs[m.joint_index(c.name)]] == 1.0
+        assert c.coefficients[m.idx_qs[m.joint_index(leader)]] == -multiplier and c.offset == offset
 
 
 def test_mimic_on_fixed_joint_is_ignored():

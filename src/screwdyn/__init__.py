@@ -30,7 +30,7 @@ from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuild
 # ``import screwdyn`` stays fast (its start-up, ``bench/startup.py``, is mostly numba's).
 _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor": ("ident", "regressor"),
          "symbolic": ("symbolic", None), "models": ("models", None), "load_urdf": ("io.urdf", "load_urdf"),
-         "load_mjcf": ("io.mjcf", "load_mjcf"),
+         "load_mjcf": ("io.mjcf", "load_mjcf"), "load_sdf": ("io.sdf", "load_sdf"),
          "simulate": ("sim", "simulate"), "Trajectory": ("sim", "Trajectory"),
          "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory"),
          "viz": ("viz", None), "view": ("viz.viewer", "view"), "render": ("viz.renderer", "render")}
@@ -49,7 +49,7 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "impulse_dynamics", "constrained_inverse_dynamics",
     "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",
     "to_mujoco", "to_pinocchio",
-    "load_urdf", "load_mjcf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",
+    "load_urdf", "load_mjcf", "load_sdf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",
 ]
 
 

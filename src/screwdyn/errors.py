@@ -18,6 +18,10 @@ class URDFError(ModelError):
     """A URDF document that is malformed, hostile or uses something unsupported."""
 
 
+class SDFError(ModelError):
+    """An SDFormat document that is malformed, hostile or uses something unsupported."""
+
+
 class InputError(ScrewdynError):
     """A call argument with the wrong shape or a NaN/inf value."""
 
@@ -44,6 +48,10 @@ class URDFWarning(ScrewdynWarning):
 
 class MJCFWarning(ScrewdynWarning):
     """Part of an MJCF model that the screwdyn model leaves out (see :mod:`screwdyn.io.mjcf`)."""
+
+
+class SDFWarning(ScrewdynWarning):
+    """Part of an SDFormat model that the screwdyn model leaves out (see :mod:`screwdyn.io.sdf`)."""
 
 
 class VisualWarning(ScrewdynWarning):

@@ -57,12 +57,13 @@ refused with a :class:`~screwdyn.errors.ModelError` naming it, or, where the tre
 =====================================================  ===========  ===========
 feature                                                strict=False strict=True
 =====================================================  ===========  ===========
-flex (deformables)                                     refused      refused
-active equality constraints (closed loops, couplings)  refused      refused
+flex (deformables), flex equalities                    refused      refused
+equalities of spatial tendons or of ball/free joints   refused      refused
 tendon armature, armature of non-joint actuators       refused      refused
   (both couple joints in ``M``)
 armature or damping of actuators on ball/free joints   refused      refused
-inactive equality constraints                          warning      refused
+joint or tendon equalities of degree above one         warning      refused
+inactive equality constraints (``active="false"``)     warning      refused
 tendons (their springs, damping, friction, limits      warning      refused
   and the actuators driving them are dropped)
 actuators on sites, bodies, slider-cranks              warning      refused
@@ -75,9 +76,15 @@ plugins                                                warning      refused
 Tendons are kept with a warning rather than refused because many only carry actuator forces or
 sensors, or nothing at all (gymnasium's humanoid declares two hip-knee tendons that nothing
 uses): the tree dynamics stay exact, and the warning names what was dropped. A tendon's limit is
-an inequality, like the joint limits and contacts that screwdyn leaves to the caller. To study the
-open tree of a model with equality constraints, compile it with MuJoCo, set ``eq_active0`` to 0
-and pass the ``MjModel``.
+an inequality, like the joint limits and contacts that screwdyn leaves to the caller.
+
+Equality constraints
+--------------------
+Active ``<equality connect | weld | joint | tendon>`` (joint and fixed-tendon couplings of degree
+one) become ``model.constraints`` (:mod:`screwdyn.io.mjcf_equality` gives the mapping and
+MuJoCo's semantics), which the constrained functions apply; the unconstrained ones
+(``inverse_dynamics``, ``mass_matrix``, ``forward_dynamics``) give the open tree's. MuJoCo's
+constraints are soft (``solref``, ``solimp``), screwdyn's exact.
 """
 from __future__ import annotations
 
@@ -92,6 +99,7 @@ from ..errors import InputError, MJCFWarning, ModelError
 from ..inertia import RigidBody
 from ..model import FREE_FLYER, Model, ModelBuilder
 from ..spatial import exp_so3, transform
+from .mjcf_equality import make_constraints, plan_equalities
 
 __all__ = ["MJCFWarning", "from_mujoco_acceleration", "load_mjcf", "to_mujoco_acceleration"]
 
@@ -177,15 +185,12 @@ def _check_features(m, strict: bool, label: str):
 
     for i in range(m.nflex):
         refuse.append(f"{named('flex', i, 'flex')} (a deformable body: no rigid-tree equivalent)")
-    eq_kind = {int(mujoco.mjtEq.mjEQ_CONNECT): "connect", int(mujoco.mjtEq.mjEQ_WELD): "weld",
-               int(mujoco.mjtEq.mjEQ_JOINT): "joint coupling", int(mujoco.mjtEq.mjEQ_TENDON): "tendon coupling"}
-    for i in range(m.neq):
-        kind = eq_kind.get(int(m.eq_type[i]), "equality")
-        what = f"{named('equality', i, kind + ' equality constraint')}"
-        if m.eq_active0[i]:
-            refuse.append(f"{what} (closes a kinematic loop or couples joints: no tree equivalent)")
-        else:
-            drop.append(f"{what} (inactive at the start; dropped)")
+    body_names, joint_names = _names(m, "body", m.nbody, "body{}"), _names(m, "joint", m.njnt, "joint{}")
+    eq_refuse, eq_drop, eq_frames, eq_specs = plan_equalities(mujoco, m, body_names, joint_names, _quat_matrix)
+    refuse += eq_refuse
+    coupled = {int(o) for i in range(m.neq) if m.eq_active0[i] and int(m.eq_type[i]) == int(mujoco.mjtEq.mjEQ_TENDON)
+               for o in (m.eq_obj1id[i], m.eq_obj2id[i]) if o >= 0}
+    drop += eq_drop
     for i in range(m.ntendon):
         what = named("tendon", i, "tendon")
         if m.tendon_armature[i] != 0:
@@ -196,7 +201,10 @@ def _check_features(m, strict: bool, label: str):
             ("damping", m.tendon_damping[i] != 0 or np.any(m.tendon_dampingpoly[i] != 0)),
             ("frictionloss", m.tendon_frictionloss[i] != 0), ("length limit", bool(m.tendon_limited[i])))
             if on]
-        drop.append(f"{what} ({', '.join(parts) + ' and ' if parts else ''}the actuators and sensors on it dropped)")
+        driven = any(int(m.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_TENDON) and m.actuator_trnid[a, 0] == i
+                     for a in range(m.nu))
+        if parts or driven or i not in coupled:   # a fixed tendon that only an equality uses is fully modelled
+            drop.append(f"{what} ({', '.join(parts) + ' and ' if parts else ''}the actuators and sensors on it dropped)")
     joint_trn = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
     for a in range(m.nu):
         what = named("actuator", a, "actuator")
@@ -237,6 +245,7 @@ def _check_features(m, strict: bool, label: str):
                          + " (strict=False loads the model without them)")
     if drop:
         warnings.warn(f"{label}: not modelled: " + "; ".join(drop), MJCFWarning, stacklevel=3)
+    return eq_frames, eq_specs
 
 
 def _unique(name: str, taken: set, suffix: str = "_") -> str:
@@ -338,7 +347,7 @@ def load_mjcf(source, *, strict=False) -> Model:
     """
     mujoco = _mujoco()
     m, label = _compile(source)
-    _check_features(m, strict, label)
+    eq_frames, eq_specs = _check_features(m, strict, label)
 
     body_names = _names(m, "body", m.nbody, "body{}")
     joint_names = _names(m, "joint", m.njnt, "joint{}")
@@ -385,6 +394,8 @@ def load_mjcf(source, *, strict=False) -> Model:
         if m.site(s).name:
             builder.add_frame(_unique(m.site(s).name, links, ":site"), body_names[m.site_bodyid[s]],
                               transform(_quat_matrix(mujoco, m.site_quat[s]), m.site_pos[s]))
+    for name, body, pose in eq_frames:
+        builder.add_frame(name, body, pose)
     try:
         model = builder.build()
     except ModelError as e:
@@ -395,7 +406,8 @@ def load_mjcf(source, *, strict=False) -> Model:
     from .visuals import mjcf_visuals   # the geoms, for the viewer (the dynamics ignore them)
 
     visuals = mjcf_visuals(m, body_names)
-    return model.replace(visuals=visuals) if visuals else model
+    model = model.replace(visuals=visuals) if visuals else model
+    return model.replace(constraints=make_constraints(model, eq_specs)) if eq_specs else model
 
 
 # ---------------------------------------------------------------------------- accelerations

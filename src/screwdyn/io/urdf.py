@@ -45,7 +45,7 @@ from ..spatial import rotation_from_rpy, transform
 __all__ = ["load_urdf", "example_robot_data_path", "EXAMPLE_ROBOTS"]
 
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating")
-_MIMIC_MODES = ("independent", "error")
+_MIMIC_MODES = ("constraint", "independent", "error")
 # A negative principal moment of a link at most this fraction of the largest principal moment of the
 # body the link is part of (its fixed-joint group) is round-off: clamped to zero (see load_urdf).
 ROUNDOFF = 1e-6
@@ -167,28 +167,29 @@ def _read_source(source):
     return data, f"URDF file {str(path)!r}"
 
 
-def _parse_xml(data, label):
+def _parse_xml(data, label, error=URDFError, fmt="URDF"):
+    """The root element of the document; ``error`` (naming ``label``) when it is malformed or hostile."""
     try:
         return DET.fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except defusedxml.DTDForbidden as e:
-        raise URDFError(f"{label} declares a DTD (<!DOCTYPE ...>); refused: DTDs allow entity-expansion "
-                        "('billion laughs') and external-entity attacks, and URDF does not need them") from e
+        raise error(f"{label} declares a DTD (<!DOCTYPE ...>); refused: DTDs allow entity-expansion "
+                    f"('billion laughs') and external-entity attacks, and {fmt} does not need them") from e
     except defusedxml.EntitiesForbidden as e:
-        raise URDFError(f"{label} declares an XML entity ({e.name!r}); refused: entities allow "
-                        "entity-expansion ('billion laughs') and external-entity attacks") from e
+        raise error(f"{label} declares an XML entity ({e.name!r}); refused: entities allow "
+                    "entity-expansion ('billion laughs') and external-entity attacks") from e
     except defusedxml.ExternalReferenceForbidden as e:
-        raise URDFError(f"{label} refers to an external resource ({e.sysid!r}); refused "
-                        "(external-entity attack)") from e
+        raise error(f"{label} refers to an external resource ({e.sysid!r}); refused "
+                    "(external-entity attack)") from e
     except defusedxml.DefusedXmlException as e:
-        raise URDFError(f"{label} uses a forbidden XML construct: {e}") from e
+        raise error(f"{label} uses a forbidden XML construct: {e}") from e
     except ParseError as e:
-        raise URDFError(f"{label} is not well-formed XML: {e}") from e
+        raise error(f"{label} is not well-formed XML: {e}") from e
     except UnicodeError as e:   # a str holding what no encoding can write (a lone surrogate)
-        raise URDFError(f"{label} is not valid text: {e}") from e
+        raise error(f"{label} is not valid text: {e}") from e
 
 
 # ---------------------------------------------------------------------------- the loader
-def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="independent", root=None,
+def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="constraint", root=None,
               floating_base=False) -> Model:
     """Load a robot tree from a URDF file path or XML string.
 
@@ -214,11 +215,18 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
           independent degree of freedom);
         * a ``<transmission>`` naming a joint the robot does not have: dropped.
     mimic:
-        ``"independent"`` (default, as Pinocchio): a ``<mimic>`` joint stays an independent
-        degree of freedom, its ``(leader, multiplier, offset)`` is recorded in ``model.mimic``
-        and a :class:`~screwdyn.errors.URDFWarning` lists the mimic joints. ``"error"``: refuse
-        mimic joints. A ``<mimic>`` on a fixed joint is ignored (it has no degree of freedom to
-        constrain).
+        ``"constraint"`` (default): a ``<mimic>`` joint stays a degree of freedom of the tree,
+        coupled to its leader by a :class:`~screwdyn.JointCoupling` on ``model.constraints``,
+        ``q_mimic - multiplier q_leader = offset`` (named after the mimic joint), which the
+        constrained functions apply; the unconstrained ones (``inverse_dynamics``,
+        ``mass_matrix``, ``forward_dynamics``) give the open tree's. ``"independent"``: no
+        constraint, and a :class:`~screwdyn.errors.URDFWarning` lists the mimic joints.
+        ``"error"``: refuse mimic joints. In every mode ``model.mimic`` records each mimic
+        joint's ``(leader, multiplier, offset)``, and ``q`` has every moving joint of the URDF
+        (Pinocchio's ``buildModelFromUrdf`` layout; Pinocchio 3's ``mimic=True`` instead removes
+        the mimic joint from ``q``, which makes ``q`` differ from the URDF's joint list and from
+        the joint states a robot reports). A ``<mimic>`` on a fixed joint is ignored (it has no
+        degree of freedom to constrain).
     root:
         The base link; by default the unique link that is no joint's child.
     floating_base:
@@ -258,7 +266,7 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
     mimics = [j["name"] for j in joints if j["mimic"] is not None and j["type"] != "fixed"]
     if mimics and mimic == "error":
         raise URDFError(f"joint {mimics[0]!r} has a <mimic> tag (mimic joints: {mimics}); refused because "
-                        "mimic='error' (use mimic='independent' to load them as independent joints)")
+                        "mimic='error' (mimic='constraint' couples them, mimic='independent' leaves them free)")
 
     child_links = {j["child"] for j in joints}
     if root is None:
@@ -322,12 +330,30 @@ def load_urdf(source, *, gravity=(0.0, 0.0, -9.81), strict=False, mimic="indepen
 
     model = _with_visuals(model, robot, source)
 
-    if mimics:
+    if mimics and mimic == "constraint":
+        model = model.replace(constraints=model.constraints + _mimic_couplings(model, mimics))
+    elif mimics:
         details = ", ".join(f"{jn!r} (mimics {model.mimic[jn][0]!r})" for jn in mimics)
         warnings.warn(f"robot {name!r}: mimic joints {details} are loaded as independent degrees of freedom; "
                       "their (leader, multiplier, offset) is kept in model.mimic. Pass mimic='error' to refuse them.",
                       URDFWarning, stacklevel=2)
     return model
+
+
+def _mimic_couplings(model: Model, mimics) -> tuple:
+    """A :class:`~screwdyn.JointCoupling` ``q_m - multiplier q_leader = offset`` per mimic joint."""
+    from ..constraints import JointCoupling
+
+    out = []
+    for jn in mimics:
+        leader, multiplier, offset = model.mimic[jn]
+        coefficients = {jn: 1.0}
+        coefficients[leader] = coefficients.get(leader, 0.0) - multiplier
+        try:
+            out.append(JointCoupling(model, coefficients, offset=offset, name=jn))
+        except ModelError as e:
+            raise URDFError(f'joint {jn!r} <mimic joint="{leader}">: {e}') from None
+    return tuple(out)
 
 
 def _with_visuals(model: Model, robot, source) -> Model:

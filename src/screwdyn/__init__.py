@@ -33,7 +33,12 @@ _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor
          "load_mjcf": ("io.mjcf", "load_mjcf"), "load_sdf": ("io.sdf", "load_sdf"),
          "simulate": ("sim", "simulate"), "Trajectory": ("sim", "Trajectory"),
          "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory"),
-         "viz": ("viz", None), "view": ("viz.viewer", "view"), "render": ("viz.renderer", "render")}
+         "viz": ("viz", None), "view": ("viz.viewer", "view"), "render": ("viz.renderer", "render"),
+         "detect": ("collision", "detect"), "collider": ("collision", "collider"),
+         "Contacts": ("collision", "Contacts"), "Collision": ("geometry", "Collision"),
+         "Environment": ("environment", "Environment"), "Ground": ("environment", "Ground"),
+         "Box": ("environment", "Box"), "Sphere": ("environment", "Sphere"), "Capsule": ("environment", "Capsule"),
+         "Cylinder": ("environment", "Cylinder")}
 
 __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the light lazy ones
     "inertia", "spatial", "models",
@@ -50,6 +55,7 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",
     "to_mujoco", "to_pinocchio",
     "load_urdf", "load_mjcf", "load_sdf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",
+    "detect", "collider", "Contacts", "Collision", "Environment", "Ground", "Box", "Sphere", "Capsule", "Cylinder",
 ]
 
 

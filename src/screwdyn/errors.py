@@ -57,3 +57,8 @@ class SDFWarning(ScrewdynWarning):
 class VisualWarning(ScrewdynWarning):
     """Visual geometry that cannot be shown (a mesh not found or unreadable, an unknown geometry).
     The model's dynamics are not affected."""
+
+
+class CollisionWarning(ScrewdynWarning):
+    """Collision geometry loaded other than as written (a mesh kept as its convex hull is not
+    worth a warning; an ellipsoid kept as a polytope, a height field dropped, a mesh not found)."""

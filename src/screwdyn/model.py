@@ -78,6 +78,10 @@ class Model:
         constraints     tuple      constraints of the model's file (screwdyn.constraints: loops,
                                    welds, couplings), which every constrained function applies
                                    before those its call passes; none by default
+        collisions      tuple      collision geometry of the links (screwdyn.geometry.Collision),
+                                   attached likewise; screwdyn.collision detects its contacts
+        environment     Environment | None   the world's static geometry that came with the model
+                                   (an MJCF's floor and obstacles; screwdyn.environment)
     """
 
     name: str
@@ -107,6 +111,8 @@ class Model:
     mimic: dict = field(default_factory=dict)
     visuals: tuple = ()
     constraints: tuple = ()
+    collisions: tuple = ()
+    environment: object = None
     n: int = field(init=False)  # degrees of freedom, nv
 
     def __post_init__(self):
@@ -133,8 +139,13 @@ class Model:
             a = a.reshape(shape)
             a.setflags(write=False)
             object.__setattr__(self, key, a)
-        for key in ("joint_names", "link_names", "frame_names", "visuals", "constraints"):
+        for key in ("joint_names", "link_names", "frame_names", "visuals", "constraints", "collisions"):
             object.__setattr__(self, key, tuple(getattr(self, key)))
+        frames = set(self.frame_names)
+        for c in self.collisions:
+            if getattr(c, "link", None) not in frames:
+                raise ModelError(f"collision {c!r}: its link is not a frame of the model (collisions are attached "
+                                 "to links; the world's are an Environment)")
         if len(self.link_names) != nb:
             raise ModelError("link_names and joint_names must have one entry per body")
         if np.any(self.parent >= np.arange(nb)):

@@ -46,10 +46,17 @@ velocity in the body)``, its force likewise. :func:`from_mujoco_acceleration` an
 :func:`to_mujoco_acceleration` convert ``qacc``, which for a free joint also differs by
 ``omega x v``.
 
+Collision geometry
+------------------
+Each geom that can collide becomes a :class:`~screwdyn.geometry.Collision` with MuJoCo's contact
+parameters (:mod:`screwdyn.io.collisions`): on a moving body in ``model.collisions``, fixed in the
+world (the world body's floor and obstacles, bodies welded to it) in ``model.environment``, which
+:func:`screwdyn.detect` uses by default.
+
 Not modelled
 ------------
-Contacts (geoms collide in MuJoCo; screwdyn has no contact model), joint-limit forces and ball
-joint ranges. What MuJoCo would add to the smooth tree dynamics and screwdyn cannot express is
+Joint-limit forces, ball joint ranges, MJCF's explicit contact ``<pair>`` and ``<exclude>``
+elements. What MuJoCo would add to the smooth tree dynamics and screwdyn cannot express is
 refused with a :class:`~screwdyn.errors.ModelError` naming it, or, where the tree's ``M``, ``C``,
 ``g`` and inverse/forward dynamics stay MuJoCo's with that feature switched off, loaded with a
 :class:`MJCFWarning` saying what was dropped (``strict=True`` refuses these too):
@@ -331,7 +338,8 @@ def load_mjcf(source, *, strict=False) -> Model:
     MuJoCo's compiler reads the file (``pip install 'screwdyn[mjcf]'``), so defaults, classes,
     includes, ``fromto`` and inertias inferred from geoms are MuJoCo's. Joints are in MuJoCo's
     order; hinge and slide coordinates are MuJoCo's ``qpos`` (``ref`` included), free and ball
-    joints convert with :func:`screwdyn.from_mujoco`. Contacts are not modelled.
+    joints convert with :func:`screwdyn.from_mujoco`. The geoms that collide are kept as
+    ``model.collisions`` and, fixed in the world, ``model.environment``.
 
     >>> model = load_mjcf('''<mujoco model="pole"><worldbody><body name="pole">
     ...   <joint name="hinge" axis="0 1 0" range="-90 90" damping="0.1" armature="0.01"/>
@@ -403,10 +411,15 @@ def load_mjcf(source, *, strict=False) -> Model:
     mj_order = tuple(joint_names)
     if model.joint_names != mj_order:   # both are depth-first in declaration order
         raise ModelError(f"{label}: internal error: joint order {model.joint_names} differs from MuJoCo's {mj_order}")
+    from .collisions import mjcf_collisions
     from .visuals import mjcf_visuals   # the geoms, for the viewer (the dynamics ignore them)
 
     visuals = mjcf_visuals(m, body_names)
-    model = model.replace(visuals=visuals) if visuals else model
+    collisions, obstacles = mjcf_collisions(m, body_names, model)
+    if visuals or collisions or obstacles:
+        from ..environment import Environment
+        model = model.replace(visuals=visuals, collisions=collisions,
+                              environment=Environment(*obstacles) if obstacles else None)
     return model.replace(constraints=make_constraints(model, eq_specs)) if eq_specs else model
 
 

@@ -4,8 +4,8 @@ Only what the dynamics needs is read: ``<link>`` (its ``<inertial>``), ``<joint>
 parent, child, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``, ``<mimic>``) and simple
 ``<transmission>`` elements (gear ratio and rotor inertia); and, for the viewer, each link's
 ``<visual>`` into ``model.visuals`` (:mod:`screwdyn.io.visuals`: meshes are found, not read; a mesh
-not found is a warning). ``<collision>``, ``<gazebo>``, ``<sensor>`` and any other element are
-ignored. What a robot's file gets wrong but Pinocchio loads, screwdyn loads, with one warning per
+not found is a warning) and each ``<collision>`` into ``model.collisions`` (:mod:`screwdyn.io.collisions`:
+meshes as their convex hulls). ``<gazebo>``, ``<sensor>`` and any other element are ignored. What a robot's file gets wrong but Pinocchio loads, screwdyn loads, with one warning per
 element saying what was done (``strict=True`` refuses it; see :func:`load_urdf`).
 
 URDF conventions honoured (see the URDF specification, ``wiki.ros.org/urdf/XML``):
@@ -357,11 +357,14 @@ def _mimic_couplings(model: Model, mimics) -> tuple:
 
 
 def _with_visuals(model: Model, robot, source) -> Model:
-    """The model with the links' ``<visual>`` geometry (:mod:`screwdyn.io.visuals`) in ``model.visuals``."""
+    """The model with the links' ``<visual>`` geometry (:mod:`screwdyn.io.visuals`) in ``model.visuals``
+    and their ``<collision>`` geometry (:mod:`screwdyn.io.collisions`) in ``model.collisions``."""
+    from .collisions import read_collisions
     from .visuals import read_visuals, source_dir
 
     visuals = read_visuals(robot, source_dir(source), stacklevel=4)
-    return model.replace(visuals=visuals) if visuals else model
+    collisions = read_collisions(robot, source_dir(source), stacklevel=4)
+    return model.replace(visuals=visuals, collisions=collisions) if visuals or collisions else model
 
 
 def _read_transmissions(robot, joint_types: dict, strict=False) -> dict:

@@ -1,0 +1,370 @@
+"""Contact simulation: one time step (:func:`step`) and what the rollouts with contacts need
+(docs/theory.md §17; the kernels in :mod:`screwdyn.algorithms.contact_step` and
+:mod:`screwdyn.algorithms.contact_rollout`).
+
+A step is velocity-level, semi-implicit Euler: the contacts of the collision geometry with the
+environment (:func:`screwdyn.detect`) at ``q``, then the impulses of the contacts, of the joints
+at their limits, of the joints' dry friction and of the bilateral constraints (``model.constraints``
+and those passed) solved together as one complementarity problem, on the exact Coulomb cone, by
+ADMM to a stated residual (:class:`ContactSettings`), warm-started from the last step; then
+``v' = v + M^-1 (dt (tau - h) + J^T lam)`` and ``q' = q (+) dt v'``.
+
+What a step returns and a trajectory records (:class:`ContactRecord`) is documented there; the
+layout of the rows is :mod:`screwdyn.algorithms.contact_step`'s.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..algorithms import contact_step as _k
+from ..algorithms.collide import P_DETECT
+from ..algorithms.constraint_layout import CWIDTH
+from ..algorithms.rollout import DAMPING, STIFFNESS
+from ..algorithms.status import Status
+from ..algorithms.work import STACK_LIMIT
+from ..dispatch import Kernel, external_wrenches, on_large_stack, raise_status, vector, wrench_rows
+from ..errors import InputError
+from ..model import Model
+from .limits import _limit_table
+
+__all__ = ["ContactSettings", "ContactRecord", "StepResult", "step"]
+
+DEFAULT_MAX_CONTACTS = 32
+_KERNELS = {"ground": Kernel("contact_step", "ground"), "any": Kernel("contact_step", "any")}
+
+
+@dataclass(frozen=True)
+class ContactSettings:
+    """How :func:`step` and :func:`screwdyn.simulate` with an environment solve contacts.
+
+    ``tolerance``       the complementarity residual the solver reaches [m/s] (a velocity: over 10 s
+                        a resting body moves at most ``10 s * tolerance``)
+    ``max_iterations``  ADMM iterations at most a step (the residual reached is recorded)
+    ``stabilization``   ``beta``: the fraction of a penetration (or a joint beyond its limit) undone
+                        in one step, ``u_n >= -beta phi / dt``
+    ``bilateral_stabilization``  the same for the bilateral constraints' position errors (those
+                        without Baumgarte gains of their own)
+    ``bounce_velocity`` restitution applies to contacts closing faster than this [m/s]
+    ``compliance``      None: rigid contacts; ``"solref"``: each contact's MuJoCo ``solref`` as a
+                        stiffness and damping; ``(stiffness, damping)`` [1/s^2, 1/s] per unit of
+                        the contact's effective mass, for every contact
+    ``margin``          contacts are detected this far before they touch [m] (speculative
+                        contacts: they close the gap within a step and no further); with
+                        ``dt``, the fastest approach stopped without penetration is ``margin / dt``
+    ``max_contacts``    contacts a state at most (None: the most the geometry can make, at most 32)
+    ``self_collision``  the model's geometries with each other too (:func:`screwdyn.detect`)
+    """
+    tolerance: float = 1e-9
+    max_iterations: int = 200
+    stabilization: float = 0.2
+    bilateral_stabilization: float = 0.2
+    bounce_velocity: float = 0.01
+    compliance: object = None
+    margin: float = 0.005
+    max_contacts: int | None = None
+    self_collision: bool = False
+
+    def array(self, dt):
+        """The kernel's settings ``S`` (:mod:`screwdyn.algorithms.contact_step`)."""
+        for name in ("tolerance", "bounce_velocity", "margin"):
+            x = getattr(self, name)
+            if not (isinstance(x, (int, float)) and math.isfinite(x) and x >= 0):
+                raise InputError(f"ContactSettings.{name} must be a finite number >= 0, got {x!r}")
+        for name in ("stabilization", "bilateral_stabilization"):
+            x = getattr(self, name)
+            if not (isinstance(x, (int, float)) and 0 <= x <= 1):
+                raise InputError(f"ContactSettings.{name} must be a number in [0, 1], got {x!r}")
+        if not (isinstance(self.max_iterations, (int, np.integer)) and self.max_iterations >= 1):
+            raise InputError(f"ContactSettings.max_iterations must be a whole number >= 1, got {self.max_iterations!r}")
+        S = np.zeros(_k.SETTINGS)
+        S[_k.DT], S[_k.TOL], S[_k.MAX_ITER] = dt, self.tolerance, self.max_iterations
+        S[_k.BETA], S[_k.BETA_BILATERAL], S[_k.BOUNCE] = self.stabilization, self.bilateral_stabilization, \
+            self.bounce_velocity
+        c = self.compliance
+        if c is None:
+            S[_k.COMPLIANCE] = _k.RIGID
+        elif isinstance(c, str) and c == "solref":
+            S[_k.COMPLIANCE] = _k.SOLREF_MODE
+        else:
+            try:
+                k, d = (float(x) for x in c)
+            except (TypeError, ValueError):
+                raise InputError(f"ContactSettings.compliance must be None, 'solref' or (stiffness, damping), "
+                                 f"got {c!r}") from None
+            if not (math.isfinite(k) and math.isfinite(d) and k >= 0 and d >= 0 and k + d > 0):
+                raise InputError(f"ContactSettings.compliance: stiffness and damping must be finite, >= 0 and "
+                                 f"not both 0, got {c!r}")
+            S[_k.COMPLIANCE], S[_k.C_STIFFNESS], S[_k.C_DAMPING] = _k.GIVEN, k, d
+        return S
+
+
+class ContactRecord:
+    """Contacts with their forces, one step or a trajectory's: ``data (..., K, REC_WIDTH)`` in the
+    layout of :mod:`screwdyn.algorithms.contact_step` (a row per contact, ``BODY = -1`` after the
+    last). The properties are views of ``data``'s columns, in the world frame::
+
+        active       (..., K)     rows that hold a contact
+        body, other  (..., K)     body of side A (``model.link_names`` index), of side B (-1: the world)
+        point        (..., K, 3)  contact points [m]
+        normal       (..., K, 3)  unit normals from B into A
+        penetration  (..., K)     depth [m] (negative: a gap; a contact detected within the margin)
+        force        (..., K, 3)  the force on A at the point [N]
+        local_force  (..., K, 3)  the same in the contact frame: normal, tangent 1, tangent 2 [N]
+
+    ``total_force()`` sums the forces of each state; ``count`` the contacts of each state.
+    """
+
+    def __init__(self, data):
+        self.data = data
+
+    def _col(self, c, k=None):
+        return self.data[..., c] if k is None else self.data[..., c:c + k]
+
+    active = property(lambda self: self.data[..., _k.BODY] >= 0)
+    body = property(lambda self: self._col(_k.BODY).astype(np.int64))
+    other = property(lambda self: self._col(_k.OTHER).astype(np.int64))
+    point = property(lambda self: self._col(_k.POINT_, 3))
+    normal = property(lambda self: self._col(_k.NORMAL_, 3))
+    penetration = property(lambda self: self._col(_k.PENETRATION))
+    force = property(lambda self: self._col(_k.FORCE, 3))
+    local_force = property(lambda self: self._col(_k.LOCAL, 3))
+
+    @property
+    def count(self) -> np.ndarray:
+        return self.active.sum(axis=-1)
+
+    def total_force(self) -> np.ndarray:
+        """``(..., 3)``: the sum of the contact forces of each state [N] (zero rows count nothing)."""
+        return np.where(self.active[..., None], self.force, 0.0).sum(axis=-2)
+
+    def __getitem__(self, index):
+        return ContactRecord(self.data[index])
+
+    def __repr__(self):
+        return f"ContactRecord({self.data.shape[:-2]} states, K={self.data.shape[-2]}, {int(self.count.sum())} contacts)"
+
+
+class StepResult(NamedTuple):
+    """What :func:`step` returns (one state ``(n,)`` or a batch ``(..., n)``): the next state, the
+    contacts of the step with their forces, the joint-limit and dry-friction torques ``(..., 2,
+    nv)`` (rows: limit, friction), the bilateral constraints' forces ``(..., mb)`` (in the order of
+    :func:`screwdyn.constraints.constraint_set`), and the solver's iterations and residual [m/s]
+    ``(...)``. Pass it as the next call's ``warm_start``."""
+    q: np.ndarray
+    qd: np.ndarray
+    contacts: ContactRecord
+    joint_torques: np.ndarray
+    constraint_forces: np.ndarray
+    iterations: np.ndarray
+    residual: np.ndarray
+    info: np.ndarray
+
+
+class _Scene:
+    """A model, its environment, constraints and settings packed for the kernels: the collider's
+    tables (the detection distance widened by the margin), the constraints ``cd``, the joint table
+    ``lim``, the settings ``S``, the contact rows ``K`` and the kernel."""
+
+    def __init__(self, model, environment, constraints, joint_limits, friction, saturate, dt, settings):
+        from ..collision import collider
+        from ..constraints import pack
+
+        if not isinstance(model, Model):
+            raise InputError(f"model must be a screwdyn.Model, got {type(model).__name__}")
+        settings = ContactSettings() if settings is None else settings
+        if not isinstance(settings, ContactSettings):
+            raise InputError(f"settings must be a screwdyn.ContactSettings, got {type(settings).__name__}")
+        self.model, self.settings = model, settings
+        from ..environment import Environment
+        col = collider(model, Environment() if environment is False else environment,
+                       self_collision=settings.self_collision, max_contacts=settings.max_contacts)
+        K = settings.max_contacts or max(1, min(col.bound, DEFAULT_MAX_CONTACTS))
+        pairs = np.array(col.pairs)
+        pairs[:, P_DETECT] += settings.margin
+        self.collider, self.geoms, self.pairs, self.vertices, self.K = col, col.geoms, pairs, col.vertices, K
+        self.kernel = _KERNELS["ground" if col.ground_only else "any"]
+        cd, mb, self.constraints = pack(model, tuple(constraints) if not hasattr(constraints, "kind") else constraints)
+        self.cd = np.ascontiguousarray(cd) if len(cd) else np.zeros((0, CWIDTH))
+        self.mb = mb
+        hard = isinstance(joint_limits, str)
+        if hard and joint_limits != "hard":
+            raise InputError(f"joint_limits must be True, False, 'hard' or a JointLimits, got {joint_limits!r}")
+        self.lim = _limit_table(model, True if hard else joint_limits, friction, saturate, dt)
+        if hard:
+            self.lim[:, STIFFNESS], self.lim[:, DAMPING] = 0.0, 0.0
+        self.S = settings.array(dt)
+        n = model.nv
+        njoint = int(np.count_nonzero(np.isfinite(self.lim[:, 0]) | np.isfinite(self.lim[:, 1])
+                                      | (self.lim[:, 5] > 0)))
+        mmax = _k.max_rows.py_func(n, K, mb, njoint if njoint else 0)
+        self.floats = _k.work_size.py_func(n, model.nq, K, len(self.geoms), max(mmax, _k.max_rows.py_func(n, K, mb, n)),
+                                           len(self.cd), self.cd.shape[1])
+
+    @property
+    def active(self) -> bool:
+        """Whether there is anything to solve: obstacles, constraints, or hard joint limits."""
+        return len(self.collider.pairs) > 0 or self.mb > 0
+
+    def warm(self, B):
+        """Empty warm starts for ``B`` states: ``(rec, jf, bl, info)``."""
+        rec = np.zeros((B, self.K, _k.REC_WIDTH))
+        rec[..., _k.BODY] = -1.0
+        return rec, np.zeros((B, 2, self.model.nv)), np.zeros((B, max(self.mb, 0))), np.zeros((B, _k.INFO_WIDTH))
+
+    def run(self, q, v, tau, F, warm):
+        """One step of the rows ``q (B, nq)``, ``v, tau (B, n)``, ``F (B, n, 6)`` or None, from the warm
+        starts ``warm``: ``(qn, vn, rec, jf, bl, info, status)``."""
+        B, n, nq = len(q), self.model.nv, self.model.nq
+        qn, vn = np.empty((B, nq)), np.empty((B, n))
+        rec, jf, bl, info = np.empty((B, self.K, _k.REC_WIDTH)), np.empty((B, 2, n)), np.empty((B, self.mb)), \
+            np.empty((B, _k.INFO_WIDTH))
+        use = F is not None
+        F = F if use else np.zeros((1, 1, 6))
+        params = (self.geoms, self.pairs, self.vertices, self.cd, self.lim, self.S)
+        status = np.zeros(B, dtype=np.int64)
+        kd = self.model._kd
+        if B == 1 or self.floats > STACK_LIMIT:
+            for k in range(B):
+                status[k] = on_large_stack(self.floats, self.kernel.one, kd, q[k], v[k], tau[k],
+                                           F[k] if use else F[0], use, *params, warm[0][k], warm[1][k], warm[2][k],
+                                           warm[3][k], qn[k], vn[k], rec[k], jf[k], bl[k], info[k])
+        else:
+            self.kernel.run_batch((kd, q, v, tau, F, use, *params, *warm, qn, vn, rec, jf, bl, info, status), None)
+        return qn, vn, rec, jf, bl, info, status
+
+
+def _scene(model, environment, constraints, joint_limits, friction, saturate, dt, settings):
+    """The :class:`_Scene`, kept with the model for the same arguments (a loop of :func:`step` calls
+    packs it once)."""
+    key = ("contact_scene", id(environment), settings, joint_limits if isinstance(joint_limits, (bool, str))
+           else id(joint_limits), bool(friction), bool(saturate), float(dt),
+           tuple(id(c) for c in constraints) if isinstance(constraints, (tuple, list)) else id(constraints))
+    found = model._derived.get(key) if isinstance(model, Model) else None
+    if found is None or found[0] is not environment:
+        found = (environment, settings, _Scene(model, environment, constraints, joint_limits, friction, saturate, dt,
+                                               settings))
+        model._derived[key] = found
+    return found[2]
+
+
+def step(model, q, qd, tau=None, dt=1e-3, environment=None, *, f_ext=None, constraints=(), joint_limits=True,
+         friction=True, saturate=False, contact_settings=None, warm_start=None) -> StepResult:
+    """One time step of ``dt`` [s] with contacts: from ``(q, qd)`` (``(nq,)``, ``(nv,)`` or a batch
+    ``(..., nq)``, ``(..., nv)``: many robots, each with its own contacts) under the torques ``tau``
+    (None: zero) and the wrenches ``f_ext`` (as :func:`screwdyn.inverse_dynamics` takes them),
+    held over the step. See the module docstring and docs/theory.md §17.
+
+    ``environment``: a :class:`~screwdyn.environment.Environment` (None: ``model.environment``;
+    False: none). ``constraints``: bilateral constraints besides ``model.constraints``.
+    ``joint_limits``: True (each limit a compliant row, :class:`~screwdyn.sim.JointLimits`' default
+    stiffness), a ``JointLimits``, ``"hard"`` (rigid rows) or False; ``friction``: the joints'
+    viscous damping (explicit) and dry friction (a row each); ``saturate``: clip ``tau`` to the
+    effort limits. ``contact_settings``: :class:`ContactSettings`. ``warm_start``: the last call's result.
+
+    >>> import numpy as np, screwdyn
+    >>> from screwdyn.geometry import Collision
+    >>> b = screwdyn.ModelBuilder("ball")
+    >>> _ = b.add_body("ball", "base", "free", "free_flyer", mass=1.0, inertia=np.eye(3) * 4e-3)
+    >>> ball = b.build().replace(collisions=(Collision("ball", "sphere", np.eye(4), (0.1,)),))
+    >>> ground = screwdyn.Environment(screwdyn.Ground())
+    >>> s = screwdyn.step(ball, [0, 0, 0.1, 0, 0, 0, 1], np.zeros(6), dt=1e-3, environment=ground)
+    >>> s.q[:3].round(9).tolist(), round(float(s.contacts.total_force()[2]), 6)   # it rests: its weight
+    ([0.0, 0.0, 0.1], 9.81)
+    """
+    if not isinstance(model, Model):
+        raise InputError(f"model must be a screwdyn.Model, got {type(model).__name__}")
+    if not (isinstance(dt, (int, float, np.integer, np.floating)) and math.isfinite(dt) and dt > 0):
+        raise InputError(f"dt must be a positive number of seconds, got {dt!r}")
+    scene = _scene(model, environment, constraints, joint_limits, friction, saturate, float(dt), contact_settings)
+    n, nq = model.nv, model.nq
+    q = vector(q, nq, "q", nq == n)
+    qd = vector(qd, n, "qd")
+    tau = np.zeros(n) if tau is None else vector(tau, n, "tau")
+    batch = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], tau.shape[:-1])
+    B = math.prod(batch)
+    rows = [np.ascontiguousarray(np.broadcast_to(x, batch + x.shape[-1:]).reshape(B, x.shape[-1]))
+            for x in (q, qd, tau)]
+    F = None
+    if f_ext is not None:
+        F = np.ascontiguousarray(np.broadcast_to(wrench_rows(model, external_wrenches(model, f_ext, batch)),
+                                                 batch + (n, 6)).reshape(B, n, 6))
+    warm = scene.warm(B)
+    if warm_start is not None:
+        if not isinstance(warm_start, StepResult):
+            raise InputError(f"warm_start must be the StepResult of the last step, got {type(warm_start).__name__}")
+        prev = (warm_start.contacts.data, warm_start.joint_torques, warm_start.constraint_forces, warm_start.info)
+        for k, (w, p) in enumerate(zip(warm, prev)):
+            if p.size != w.size:
+                raise InputError("warm_start is the result of a step of another shape, batch or contact setting")
+            warm[k][...] = p.reshape(w.shape)
+    qn, vn, rec, jf, bl, info, status = scene.run(*rows, F, warm)
+    if status.any():
+        k = int(np.flatnonzero(status)[0])
+        raise_status(int(status[k]), ("q", "qd", "tau"), np.unravel_index(k, batch) if batch else None)
+    shape = lambda x: x.reshape(batch + x.shape[1:])
+    return StepResult(shape(qn), shape(vn), ContactRecord(shape(rec)), shape(jf), shape(bl),
+                      shape(info[:, _k.ITERATIONS]).astype(np.int64), shape(info[:, _k.RESIDUAL]), shape(info))
+
+
+_ROLLOUTS = {"ground": Kernel("contact_rollout", "ground"), "any": Kernel("contact_rollout", "any")}
+
+
+def _rollouts(scene, t, inputs, Q, V, A, TAU, dead, bar, record):
+    """The rollouts of :func:`screwdyn.simulate` with contacts: ``Q, V, A, TAU (B, N, .)`` (the
+    initial states in sample 0) stepped to the end; returns ``(contacts, solver)`` for the
+    trajectory, ``contacts`` a ``(B, N, K, REC_WIDTH)`` array (None unless ``record``). A callable
+    torque or wrench is evaluated once per step, at its start (the scheme's only stage)."""
+    model = scene.model
+    B, N = len(Q), len(t)
+    n, K, mb = model.nv, scene.K, scene.mb
+    R = N if record else 2
+    REC, JF, BL = np.zeros((B, R, K, _k.REC_WIDTH)), np.zeros((B, R, 2, n)), np.zeros((B, R, mb))
+    INFO = np.zeros((B, N, _k.INFO_WIDTH))
+    kernel = _ROLLOUTS["ground" if scene.collider.ground_only else "any"]
+    kd = model._kd
+    floats = scene.floats + kernel.entry.work_floats(n) - _k.per_lane.py_func(n)
+
+    def run(s0, s1, tau, fext):
+        use = fext is not None
+        fext = np.zeros((1, 1, 1, 6)) if fext is None else fext
+        params = (scene.lim, t, tau, fext, use, scene.geoms, scene.pairs, scene.vertices, scene.cd, scene.S, s0, s1)
+        status = dead.copy()
+        if B == 1 or floats > STACK_LIMIT:
+            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
+            for k in range(B):
+                if status[k]:
+                    continue
+                status[k] = on_large_stack(floats, kernel.one, kd, scene.lim, t, pick(tau, k), pick(fext, k), use,
+                                           *params[5:], Q[k], V[k], A[k], TAU[k], REC[k], JF[k], BL[k], INFO[k])
+        else:
+            kernel.run_batch((kd, *params, Q, V, A, TAU, REC, JF, BL, INFO, status), None)
+        np.copyto(dead, status, where=dead == 0)
+
+    calls = "call" in (inputs.tau[0], inputs.fext[0])
+    if not calls:
+        tau = inputs.tau[1]
+        fext = inputs.fext[1] if inputs.fext[0] == "array" else None
+        chunks = 1 if bar is None else min(N - 1, 100)
+        edges = np.linspace(0, N - 1, chunks + 1).round().astype(int)
+        for s0, s1 in zip(edges[:-1], edges[1:]):
+            run(int(s0), int(s1) - 1 if s1 < N - 1 else N - 1, tau, fext)
+            if bar is not None:
+                bar(s1 / (N - 1))
+    else:
+        every = max(1, (N - 1) // 200)
+        for k in range(N):
+            tau = inputs.torque(t[k], Q[:, k], V[:, k], k)
+            fext = inputs.wrenches(t[k], Q[:, k], V[:, k], k)
+            run(k, k, np.ascontiguousarray(tau[:, None]),
+                None if fext is None else np.ascontiguousarray(fext[:, None]))
+            if bar is not None and k % every == 0:
+                bar(k / (N - 1))
+    solver = {"iterations": INFO[..., _k.ITERATIONS].astype(np.int64), "residual": INFO[..., _k.RESIDUAL],
+              "found": INFO[..., _k.FOUND].astype(np.int64)}
+    if record:
+        solver["joint_torques"], solver["constraint_forces"] = JF, BL
+    return (REC if record else None), solver

@@ -26,7 +26,7 @@ from numba import njit, prange
 
 from .collide import any_pair, ground_pair
 from .contact_step import (
-    BODY, DT, INFO_WIDTH, REC_WIDTH, RHO, SETTINGS, carve, max_rows, step_state, work_size,
+    BODY, DT, INFO_WIDTH, REC_WIDTH, SETTINGS, carve, max_rows, step_state, work_size,
 )
 from .contact_step import per_lane as step_per_lane
 from .entry import BOOL, I64, Entry, array
@@ -58,7 +58,7 @@ def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd,
     n, nq = kd.shape[0] - 1, q_size(kd)
     N, K, mb = t.shape[0], REC.shape[2], BL.shape[2]
     R = REC.shape[1]
-    mmax = max_rows(n, K, mb, n)
+    mmax = max_rows(K, mb, lim)
     flat = stack((work_size(n, nq, K, geoms.shape[0], mmax, cd.shape[0], cd.shape[1]),))
     work = carve(flat, n, K, geoms.shape[0], mmax, cd.shape[0], cd.shape[1])
     qn, vn, tk = stack((1, nq)), stack((1, n)), stack((1, n))
@@ -85,11 +85,11 @@ def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd,
                         (1, n, 6)) if use_fext else window(fext, 0, (1, 1, 6))
             r, rp = (k, k - 1) if R == N else (k % 2, (k - 1) % 2)
             if k > 0:
-                wrec, wjf, wbl, wrho = REC[b, rp], JF[b, rp], BL[b, rp], INFO[b, k - 1, RHO]
+                wrec, wjf, wbl = REC[b, rp], JF[b, rp], BL[b, rp]
             else:
-                wrec, wjf, wbl, wrho = empty_rec, empty_jf, window(empty_bl, 0, (mb,)), 0.0
+                wrec, wjf, wbl = empty_rec, empty_jf, window(empty_bl, 0, (mb,))
             code = step_state(kd, window(Q, (b * N + k) * nq, (1, nq)), window(V, (b * N + k) * n, (1, n)), tk, fk,
-                              use_fext, narrow, geoms, pairs, vertices, cd, lim, Sk, wrec, wjf, wbl, wrho, qn, vn,
+                              use_fext, narrow, geoms, pairs, vertices, cd, lim, Sk, wrec, wjf, wbl, qn, vn,
                               REC[b, r], JF[b, r], BL[b, r], INFO[b, k], work)
             s = 0.0
             for i in range(nq):

@@ -56,7 +56,7 @@ or, in self-collision, another body)::
     14:17    LOCAL        the same force in the contact frame: normal, tangent 1, tangent 2 [N]
     17, 18   PAIR, SLOT   the candidate pair and the contact's index among its contacts (the warm start's key)
 
-The previous step's ``rec``, ``jf``, ``bl`` and ``rho`` are the warm start (forces times ``dt``).
+The previous step's ``rec``, ``jf`` and ``bl`` are the warm start (forces times ``dt``).
 """
 import math
 
@@ -109,10 +109,13 @@ VEC_ROWS = 7
 
 
 @njit(**HELPER)
-def max_rows(n, K, mb, njoint):
-    """The most rows a state's problem can have: ``mb`` bilateral, three a contact, and for each of
-    the ``njoint`` joints with a finite limit or dry friction, a limit row and a friction row."""
-    return mb + 3 * K + 2 * njoint
+def max_rows(K, mb, lim):
+    """The most rows a state's problem can have: ``mb`` bilateral, three a contact, a row for each
+    joint with a finite limit and one for each joint with dry friction."""
+    m = mb + 3 * K
+    for i in range(lim.shape[0]):
+        m += (lim[i, LOWER] > -math.inf or lim[i, UPPER] < math.inf) + (lim[i, COULOMB] > 0.0)
+    return m
 
 
 @njit(**HELPER)
@@ -198,15 +201,15 @@ def joint_row(J, r, i, sign):
 
 
 @njit(**KERNEL)
-def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, wrho,
-               qn, vn, rec, jf, bl, info, work):
+def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
+               rec, jf, bl, info, work):
     """One step of one state (module docstring): ``q (1, nq)``, ``v``, ``tau (1, n)``, ``fext (1, n,
     6)`` to ``qn (1, nq)``, ``vn (1, n)``, with the records ``rec``, ``jf``, ``bl``, ``info``;
-    ``wrec``, ``wjf``, ``wbl``, ``wrho`` the last step's (the warm start). ``narrow``: the narrow
+    ``wrec``, ``wjf``, ``wbl`` the last step's (the warm start). ``narrow``: the narrow
     phase (:func:`.collide.ground_pair` or :func:`.collide.any_pair`); ``cd (ncd, width)``: the
     bilateral constraints (:mod:`.constraint_layout`). ``work``: the tuple of :func:`carve`.
     Returns a :class:`.status.Status`."""
-    Tw, Gw, pc, scratch, Cc, H3, h, zero, one, par, ccd, J, Y, nz, cnt, mark, Gd, Cf, vec, sw, y = work
+    Tw, Gw, pc, scratch, Cc, H3, h, zero, one, par, ccd, J, Y, nz, cnt, mark, Gd, Cf, Af, vec, sw, y = work
     n = kd.shape[0] - 1
     K = Cc.shape[0]
     dt = S[DT]
@@ -328,7 +331,7 @@ def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, cd
             R[r] = 0.0
             lam[r] = wjf[1, i] * dt
     # 6. solve; v' = v + L^-1 D^-1 (y + X^T lam); q' = q (+) dt v'
-    it, res, rho = admm(Gd, R, g, kind, param, m, S[TOL], int(S[MAX_ITER]), wrho, lam, Cf, sw)
+    it, res, rho = admm(Gd, R, g, kind, param, m, S[TOL], int(S[MAX_ITER]), 0.0, lam, Cf, Af, sw)
     for i in range(n):
         vn[0, i] = y[i]
     for r in range(m):
@@ -380,14 +383,14 @@ def work_size(n, nq, K, G, mmax, ncd, cdw):
     """Floats of work one state takes (:func:`carve`): ``K`` contact rows, ``G`` geometries, ``mmax``
     problem rows, ``ncd`` bilateral constraints packed ``cdw`` wide."""
     return (12 * (n + 1) + 12 * max(G, 1) + MAX_PAIR * PC_WIDTH + 3 * BOX_WORK + C_WIDTH * K + n * n + 5 * n + 1
-            + mmax + (ncd + K) * max(cdw, CWIDTH) + 3 * mmax * n + 2 * mmax * mmax + (VEC_ROWS + WORK_ROWS) * mmax)
+            + mmax + (ncd + K) * max(cdw, CWIDTH) + 3 * mmax * n + 3 * mmax * mmax + (VEC_ROWS + WORK_ROWS) * mmax)
 
 
 @njit(**HELPER)
 def per_lane(n):
     """:func:`work_size` of a typical problem, for :mod:`screwdyn.dispatch` (the drivers' callers
     size the work themselves): 16 contacts, 64 geometries, a limit and a friction row per joint."""
-    return work_size(n, n + 7, 16, 64, max_rows(n, 16, 0, n), 0, CWIDTH)
+    return work_size(n, n + 7, 16, 64, 48 + 2 * n, 0, CWIDTH)
 
 
 @njit(**INLINE)
@@ -424,24 +427,25 @@ def carve(flat, n, K, G, mmax, ncd, cdw):
     o += 3 * mmax * n
     Gd = window(flat, o, (mmax, mmax))
     Cf = window(flat, o + mmax * mmax, (mmax, mmax))
-    o += 2 * mmax * mmax
+    Af = window(flat, o + 2 * mmax * mmax, (mmax, mmax))
+    o += 3 * mmax * mmax
     vec = window(flat, o, (VEC_ROWS, mmax))
     sw = window(flat, o + VEC_ROWS * mmax, (WORK_ROWS, mmax))
     for i in range(n):
         zero[0, i] = 0.0
-    return Tw, Gw, pc, sc, Cc, H3, h, zero, one, par, ccd, J, Y, nz, cnt, mark, Gd, Cf, vec, sw, y
+    return Tw, Gw, pc, sc, Cc, H3, h, zero, one, par, ccd, J, Y, nz, cnt, mark, Gd, Cf, Af, vec, sw, y
 
 
 @njit(**KERNEL)
-def steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn,
+def steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
           rec, jf, bl, info, status, k0, k1):
     """States ``k0 <= k < k1``: one step each (:func:`step_state`) from ``q (B, nq)``, ``v, tau (B,
     n)``, ``fext (B, n, 6)`` with the warm starts ``wrec (B, K, REC_WIDTH)``, ``wjf (B, 2, n)``,
-    ``wbl (B, mb)``, ``winfo (B, INFO_WIDTH)`` (its RHO) into ``qn``, ``vn``, ``rec``, ``jf``, ``bl``,
+    ``wbl (B, mb)`` into ``qn``, ``vn``, ``rec``, ``jf``, ``bl``,
     ``info`` (shaped as the warm starts)."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     K = rec.shape[1]
-    mmax = max_rows(n, K, bl.shape[1], n)
+    mmax = max_rows(K, bl.shape[1], lim)
     flat = stack((work_size(n, nq, K, geoms.shape[0], mmax, cd.shape[0], cd.shape[1]),))
     work = carve(flat, n, K, geoms.shape[0], mmax, cd.shape[0], cd.shape[1])
     for k in range(k0, k1):
@@ -454,27 +458,27 @@ def steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim
         fk = window(fext, k * n * 6, (1, n, 6)) if use_fext else fext
         status[k] = step_state(kd, window(q, k * nq, (1, nq)), window(v, k * n, (1, n)), window(tau, k * n, (1, n)),
                                fk, use_fext, narrow, geoms, pairs, vertices, cd, lim, S, wrec[k], wjf[k], wbl[k],
-                               winfo[k, RHO], window(qn, k * nq, (1, nq)), window(vn, k * n, (1, n)), rec[k], jf[k],
+                               window(qn, k * nq, (1, nq)), window(vn, k * n, (1, n)), rec[k], jf[k],
                                bl[k], info[k], work)
 
 
 @njit(**HELPER)
-def fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn, rec, jf, bl, info, B):
+def fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, qn, vn, rec, jf, bl, info, B):
     """Whether the arrays have the shapes :func:`steps` indexes, for ``B`` states."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     K = rec.shape[1]
     ok = (q.shape[0] == B and q.shape[1] == nq and v.shape[1] == n and tau.shape[1] == n and S.shape[0] == SETTINGS
           and lim.shape[0] == n and cd.shape[1] >= CWIDTH and rec.shape[2] == REC_WIDTH and info.shape[1] == INFO_WIDTH)
     ok = ok and v.shape[0] == B and tau.shape[0] == B and qn.shape[0] == B and vn.shape[0] == B
-    ok = ok and wrec.shape[0] == B and wjf.shape[0] == B and wbl.shape[0] == B and winfo.shape[0] == B
+    ok = ok and wrec.shape[0] == B and wjf.shape[0] == B and wbl.shape[0] == B
     ok = ok and rec.shape[0] == B and jf.shape[0] == B and bl.shape[0] == B and info.shape[0] == B
     ok = ok and qn.shape[1] == nq and vn.shape[1] == n and wrec.shape[1] == K and wrec.shape[2] == REC_WIDTH
     ok = ok and wjf.shape[1] == 2 and wjf.shape[2] == n and jf.shape[1] == 2 and jf.shape[2] == n
-    return ok and wbl.shape[1] == bl.shape[1] and winfo.shape[1] == INFO_WIDTH
+    return ok and wbl.shape[1] == bl.shape[1]
 
 
 @njit(**HELPER)
-def step_entry(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn,
+def step_entry(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn,
                vn, rec, jf, bl, info):
     """One state (vectors ``(nq,)``, ``(n,)``; records without the batch axis): :func:`steps` on it
     as a batch of one."""
@@ -486,14 +490,14 @@ def step_entry(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd
     w3 = window(wrec, 0, (1, K, REC_WIDTH))
     r3 = window(rec, 0, (1, K, REC_WIDTH))
     if not fits(kd, row(q), row(v), row(tau), geoms, pairs, cd, lim, S,
-                w3, window(wjf, 0, (1, 2, n)), window(wbl, 0, (1, mb)), window(winfo, 0, (1, INFO_WIDTH)),
+                w3, window(wjf, 0, (1, 2, n)), window(wbl, 0, (1, mb)),
                 window(qn, 0, (1, nq)), window(vn, 0, (1, n)), r3, window(jf, 0, (1, 2, n)), window(bl, 0, (1, mb)),
                 window(info, 0, (1, INFO_WIDTH)), 1):
         return Status.NOT_FAST
     gil = release_gil(True)
     steps(narrow, kd, row(q), row(v), row(tau),
           window(fext, 0, (1, fext.shape[0], 6)), use_fext, geoms, pairs, vertices, cd, lim, S, w3,
-          window(wjf, 0, (1, 2, n)), window(wbl, 0, (1, mb)), window(winfo, 0, (1, INFO_WIDTH)),
+          window(wjf, 0, (1, 2, n)), window(wbl, 0, (1, mb)),
           window(qn, 0, (1, nq)), window(vn, 0, (1, n)), r3, window(jf, 0, (1, 2, n)), window(bl, 0, (1, mb)),
           window(info, 0, (1, INFO_WIDTH)), status, 0, 1)
     restore_gil(gil)
@@ -501,51 +505,51 @@ def step_entry(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd
 
 
 @njit(**KERNEL)
-def ground_one(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn, rec,
+def ground_one(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
                jf, bl, info):
     """One state, every contact pair with a plane."""
     return step_entry(ground_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
-                      winfo, qn, vn, rec, jf, bl, info)
+                      qn, vn, rec, jf, bl, info)
 
 
 @njit(**KERNEL)
-def any_one(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn, rec,
+def any_one(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
             jf, bl, info):
     """One state, any contact pairs."""
     return step_entry(any_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
-                      winfo, qn, vn, rec, jf, bl, info)
+                      qn, vn, rec, jf, bl, info)
 
 
 @njit(**HELPER)
-def steps_with(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn,
+def steps_with(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn,
                vn, rec, jf, bl, info, status, k0, k1):
-    steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn,
+    steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
           rec, jf, bl, info, status, k0, k1)
 
 
 @njit(**KERNEL)
-def steps_ground(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn,
+def steps_ground(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
                  rec, jf, bl, info, status, k0, k1):
     """:func:`steps` with the narrow phase of planes (a kernel of its own: a function passed into a
     parallel loop would not cache)."""
-    steps_with(ground_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn,
+    steps_with(ground_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn,
           vn, rec, jf, bl, info, status, k0, k1)
 
 
 @njit(**KERNEL)
-def steps_any(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn, rec,
+def steps_any(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
               jf, bl, info, status, k0, k1):
     """:func:`steps` with every narrow phase."""
-    steps_with(any_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn,
+    steps_with(any_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
           rec, jf, bl, info, status, k0, k1)
 
 
 @njit(cache=CACHED, parallel=True)
-def ground_batch(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn,
+def ground_batch(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
                  rec, jf, bl, info, status):
     """States ``(B, n)`` over numba's threads, every contact pair with a plane."""
     B = q.shape[0]
-    if not (fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn, rec, jf, bl, info, B)
+    if not (fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, qn, vn, rec, jf, bl, info, B)
             and status.shape[0] == B and (not use_fext or fext.shape[0] == B)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
@@ -553,31 +557,31 @@ def ground_batch(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim,
         start, end = claim(counter, u, B, size)
         while start < end:
             steps_ground(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
-                  winfo, qn, vn, rec, jf, bl, info, status, start, end)
+                  qn, vn, rec, jf, bl, info, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
 @njit(cache=CACHED, parallel=True)
-def any_batch(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn, rec,
+def any_batch(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
               jf, bl, info, status):
     """States ``(B, n)`` over numba's threads, any contact pairs."""
     B = q.shape[0]
-    if not (fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, winfo, qn, vn, rec, jf, bl, info, B)
+    if not (fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, qn, vn, rec, jf, bl, info, B)
             and status.shape[0] == B and (not use_fext or fext.shape[0] == B)):
         return Status.NOT_FAST
     count, size, counter = units(B, 1)
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            steps_any(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, winfo,
+            steps_any(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
                   qn, vn, rec, jf, bl, info, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
 _PARAMS = (array(2), array(2), array(2), array(2), array(2), array(1))   # geoms, pairs, vertices, cd, lim, S
-_OUTPUTS = (2, 2, 1, 1, 1, 1, 2, 2, 1, 1)   # wrec, wjf, wbl, winfo (read), qn, vn, rec, jf, bl, info
+_OUTPUTS = (2, 2, 1, 1, 1, 1, 2, 2, 1, 1)   # wrec, wjf, wbl (read), qn, vn, rec, jf, bl, info
 ENTRIES = {
     "ground": Entry("a step with contacts on planes", ground_one, ground_batch, ("q", "qd", "tau"), _OUTPUTS, per_lane,
                     fext=True, params=_PARAMS),

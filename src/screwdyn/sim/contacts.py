@@ -58,7 +58,7 @@ class ContactSettings:
     ``max_contacts``    contacts a state at most (None: the most the geometry can make, at most 32)
     ``self_collision``  the model's geometries with each other too (:func:`screwdyn.detect`)
     """
-    tolerance: float = 1e-9
+    tolerance: float = 1e-6
     max_iterations: int = 200
     stabilization: float = 0.2
     bilateral_stabilization: float = 0.2
@@ -197,11 +197,7 @@ class _Scene:
         if hard:
             self.lim[:, STIFFNESS], self.lim[:, DAMPING] = 0.0, 0.0
         self.S = settings.array(dt)
-        n = model.nv
-        njoint = int(np.count_nonzero(np.isfinite(self.lim[:, 0]) | np.isfinite(self.lim[:, 1])
-                                      | (self.lim[:, 5] > 0)))
-        mmax = _k.max_rows.py_func(n, K, mb, njoint if njoint else 0)
-        self.floats = _k.work_size.py_func(n, model.nq, K, len(self.geoms), max(mmax, _k.max_rows.py_func(n, K, mb, n)),
+        self.floats = _k.work_size.py_func(model.nv, model.nq, K, len(self.geoms), _k.max_rows.py_func(K, mb, self.lim),
                                            len(self.cd), self.cd.shape[1])
 
     @property
@@ -210,10 +206,10 @@ class _Scene:
         return len(self.collider.pairs) > 0 or self.mb > 0
 
     def warm(self, B):
-        """Empty warm starts for ``B`` states: ``(rec, jf, bl, info)``."""
+        """Empty warm starts for ``B`` states: ``(rec, jf, bl)``."""
         rec = np.zeros((B, self.K, _k.REC_WIDTH))
         rec[..., _k.BODY] = -1.0
-        return rec, np.zeros((B, 2, self.model.nv)), np.zeros((B, max(self.mb, 0))), np.zeros((B, _k.INFO_WIDTH))
+        return rec, np.zeros((B, 2, self.model.nv)), np.zeros((B, self.mb))
 
     def run(self, q, v, tau, F, warm):
         """One step of the rows ``q (B, nq)``, ``v, tau (B, n)``, ``F (B, n, 6)`` or None, from the warm
@@ -231,7 +227,7 @@ class _Scene:
             for k in range(B):
                 status[k] = on_large_stack(self.floats, self.kernel.one, kd, q[k], v[k], tau[k],
                                            F[k] if use else F[0], use, *params, warm[0][k], warm[1][k], warm[2][k],
-                                           warm[3][k], qn[k], vn[k], rec[k], jf[k], bl[k], info[k])
+                                           qn[k], vn[k], rec[k], jf[k], bl[k], info[k])
         else:
             self.kernel.run_batch((kd, q, v, tau, F, use, *params, *warm, qn, vn, rec, jf, bl, info, status), None)
         return qn, vn, rec, jf, bl, info, status
@@ -296,7 +292,7 @@ def step(model, q, qd, tau=None, dt=1e-3, environment=None, *, f_ext=None, const
     if warm_start is not None:
         if not isinstance(warm_start, StepResult):
             raise InputError(f"warm_start must be the StepResult of the last step, got {type(warm_start).__name__}")
-        prev = (warm_start.contacts.data, warm_start.joint_torques, warm_start.constraint_forces, warm_start.info)
+        prev = (warm_start.contacts.data, warm_start.joint_torques, warm_start.constraint_forces)
         for k, (w, p) in enumerate(zip(warm, prev)):
             if p.size != w.size:
                 raise InputError("warm_start is the result of a step of another shape, batch or contact setting")

@@ -13,14 +13,15 @@ de Saxcé shift) and a kind, with its parameter ``p_r``::
     BOX        -p_r <= lam <= p_r,  w >= 0 at -p_r, w <= 0 at p_r, w = 0 between   (joint dry friction)
     FREE       lam free,  w = 0                               (a bilateral constraint)
 
-Each helper below takes and returns plain numbers (three for a cone), so that a driver on any
-backend can call it.
+The per-row helpers take and return plain numbers (three for a cone), so that a driver on any
+backend can call them; the loops over a problem's rows are kernels of their own (one compiled
+copy for their several callers).
 """
 import math
 
 from numba import njit
 
-from .internals import HELPER
+from .internals import HELPER, KERNEL
 
 NORMAL, TANGENT, UNILATERAL, BOX, FREE = 0, 1, 2, 3, 4
 
@@ -60,7 +61,7 @@ def project_row(kind, p, x):
     return x
 
 
-@njit(**HELPER)
+@njit(**KERNEL)
 def project(kind, param, x, out, m):
     """``out = P(x)``: every row of ``x[:m]`` projected onto its set (``out`` may be ``x``)."""
     r = 0
@@ -74,7 +75,7 @@ def project(kind, param, x, out, m):
             r += 1
 
 
-@njit(**HELPER)
+@njit(**KERNEL)
 def shift(kind, param, w, s, m):
     """The de Saxcé shifts ``s[:m]`` of the velocities ``w``: ``mu |w_t|`` on each NORMAL row, zero
     on the others."""
@@ -85,7 +86,7 @@ def shift(kind, param, w, s, m):
             s[r] = desaxce(param[r], w[r + 1], w[r + 2])
 
 
-@njit(**HELPER)
+@njit(**KERNEL)
 def natural_residual(kind, param, scale, lam, w, m):
     """The complementarity residual of ``(lam, w)`` [velocity units]: over each block (a contact's
     three rows, or one row) with scale ``d > 0``, ``d |lam - P(lam - w' / d)|_inf``, zero exactly

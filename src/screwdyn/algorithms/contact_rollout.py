@@ -5,7 +5,7 @@ with an environment).
 Arrays (``B`` rollouts, ``N`` samples at times ``t``, ``n = nv``, ``K`` contact rows, ``mb``
 bilateral rows)::
 
-    t     (N,)              sample times; step k runs from t[k] to t[k+1]
+    t     (N,)              sample times; step k runs from t[k] to t[k+1] (of S's DT, or the shorter last)
     tau   (Bt, Tt, n)       torques, Bt in (1, B), row min(k, Tt - 1) for step k (zero-order hold)
     fext  (Bf, Tf, n, 6)    wrenches (n, f) on each body in its frame, indexed as tau
     Q (B, N, nq), V, A, TAU (B, N, n)   q, v, the step's mean acceleration (v_{k+1} - v_k) / dt and
@@ -25,21 +25,19 @@ import numpy as np
 from numba import njit, prange
 
 from .collide import any_pair, ground_pair
-from .contact_step import (
-    BODY, DT, INFO_WIDTH, REC_WIDTH, SETTINGS, carve, max_rows, step_state, work_size,
-)
+from .contact_step import BODY, DT, INFO_WIDTH, REC_WIDTH, SETTINGS, steps
 from .contact_step import per_lane as step_per_lane
 from .entry import BOOL, I64, Entry, array
 from .rollout import saturate
 from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .status import Status
-from .work import claim, q_size, units
+from .work import claim, one_state, q_size, units
 
 
 @njit(**HELPER)
 def per_lane(n):
     """Floats of work of one rollout: a step's (:func:`.contact_step.per_lane`) and the rollout's own."""
-    return step_per_lane(n) + 4 * n + 12 + SETTINGS + 2 * (16 * REC_WIDTH + 2 * n)
+    return step_per_lane(n) + 4 * n + 12 + SETTINGS + 16 * REC_WIDTH + 2 * n
 
 
 @njit(**HELPER)
@@ -53,30 +51,32 @@ def nan_from(X, b, k):
 @njit(**KERNEL)
 def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
             INFO, status, k0, k1):
-    """Rollouts ``k0 <= b < k1`` from sample ``s0`` to ``s1`` (module docstring); ``status[b]`` set
-    when a rollout dies (and kept: a dead rollout is not stepped)."""
+    """Rollouts ``k0 <= b < k1`` from sample ``s0`` to ``s1`` (module docstring), each step one call
+    of :func:`.contact_step.steps` (the step's compiled code, shared with :func:`screwdyn.step`);
+    ``status[b]`` set when a rollout dies (and kept: a dead rollout is not stepped)."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     N, K, mb = t.shape[0], REC.shape[2], BL.shape[2]
     R = REC.shape[1]
-    mmax = max_rows(K, mb, lim)
-    flat = stack((work_size(n, nq, K, geoms.shape[0], mmax, cd.shape[0], cd.shape[1]),))
-    work = carve(flat, n, K, geoms.shape[0], mmax, cd.shape[0], cd.shape[1])
     qn, vn, tk = stack((1, nq)), stack((1, n)), stack((1, n))
     Sk = stack((SETTINGS,))
     for i in range(SETTINGS):
         Sk[i] = S[i]
-    empty_rec, empty_jf, empty_bl = stack((K, REC_WIDTH)), stack((2, n)), stack((max(mb, 1),))
+    empty_rec, empty_jf, empty_bl = stack((1, K, REC_WIDTH)), stack((1, 2, n)), stack((1, max(mb, 1)))
     for r in range(K):
-        empty_rec[r, BODY] = -1.0
+        empty_rec[0, r, BODY] = -1.0
     for i in range(n):
-        empty_jf[0, i], empty_jf[1, i] = 0.0, 0.0
+        empty_jf[0, 0, i], empty_jf[0, 1, i] = 0.0, 0.0
     for i in range(mb):
-        empty_bl[i] = 0.0
+        empty_bl[0, i] = 0.0
+    code = stack((1,)).view(np.int64)
+    c0, c1 = one_state(code)
     for b in range(k0, k1):
         if status[b]:
             continue
         for k in range(s0, s1 + 1):
             h = t[k + 1] - t[k] if k + 1 < N else t[k] - t[k - 1]
+            if abs(h - S[DT]) <= 1e-9 * S[DT]:       # (the grid's rounding: every full step is dt itself)
+                h = S[DT]
             Sk[DT] = h
             kt, bt = min(k, tau.shape[1] - 1), b if tau.shape[0] > 1 else 0
             for i in range(n):
@@ -85,21 +85,24 @@ def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd,
                         (1, n, 6)) if use_fext else window(fext, 0, (1, 1, 6))
             r, rp = (k, k - 1) if R == N else (k % 2, (k - 1) % 2)
             if k > 0:
-                wrec, wjf, wbl = REC[b, rp], JF[b, rp], BL[b, rp]
+                wrec, wjf = window(REC, (b * R + rp) * K * REC_WIDTH, (1, K, REC_WIDTH)), window(JF, (b * R + rp) * 2 * n, (1, 2, n))
+                wbl = window(BL, (b * R + rp) * mb, (1, mb))
             else:
-                wrec, wjf, wbl = empty_rec, empty_jf, window(empty_bl, 0, (mb,))
-            code = step_state(kd, window(Q, (b * N + k) * nq, (1, nq)), window(V, (b * N + k) * n, (1, n)), tk, fk,
-                              use_fext, narrow, geoms, pairs, vertices, cd, lim, Sk, wrec, wjf, wbl, qn, vn,
-                              REC[b, r], JF[b, r], BL[b, r], INFO[b, k], work)
+                wrec, wjf, wbl = empty_rec, empty_jf, window(empty_bl, 0, (1, mb))
+            steps(narrow, kd, window(Q, (b * N + k) * nq, (1, nq)), window(V, (b * N + k) * n, (1, n)), tk, fk, use_fext,
+                  geoms, pairs, vertices, cd, lim, Sk, wrec, wjf, wbl, qn, vn,
+                  window(REC, (b * R + r) * K * REC_WIDTH, (1, K, REC_WIDTH)), window(JF, (b * R + r) * 2 * n, (1, 2, n)),
+                  window(BL, (b * R + r) * mb, (1, mb)), window(INFO, (b * N + k) * INFO_WIDTH, (1, INFO_WIDTH)), code,
+                  c0, c1)
             s = 0.0
             for i in range(nq):
                 s += qn[0, i] * qn[0, i]
             for i in range(n):
                 s += vn[0, i] * vn[0, i]
-            if code == 0 and not np.isfinite(s):
-                code = Status.NONFINITE
-            if code != 0:
-                status[b] = Status.SINGULAR if code == Status.SINGULAR else Status.NONFINITE
+            if code[0] == 0 and not np.isfinite(s):
+                code[0] = Status.NONFINITE
+            if code[0] != 0:
+                status[b] = Status.SINGULAR if code[0] == Status.SINGULAR else Status.NONFINITE
                 for X in (Q, V):
                     nan_from(X, b, k + 1)
                 nan_from(A, b, k)
@@ -146,9 +149,10 @@ def one_entry(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, c
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     status[0] = 0
+    k0, k1 = one_state(status)
     gil = release_gil(True)
     rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q3, V3, A3, T3, R4, J4, B3,
-            I3, status, 0, 1)
+            I3, status, k0, k1)
     restore_gil(gil)
     return status[0]
 

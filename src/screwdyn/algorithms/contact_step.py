@@ -61,7 +61,7 @@ The previous step's ``rec``, ``jf`` and ``bl`` are the warm start (forces times 
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .collide import (
     BODY_A, BODY_B, CONDIM, DIST, G_ROW, GEOM_A, GEOM_B, MARGIN, MU, NORMAL as C_NORMAL, P_A, P_B, PAIR, POS,
@@ -71,7 +71,7 @@ from .cone import BOX, FREE, NORMAL, TANGENT, UNILATERAL
 from .constraint_kinds import constraint_frames, constraint_gains, constraint_row, constraint_size, error_rows, jacobian_rows
 from .constraint_layout import CBODY_A, CBODY_B, CKD, CKIND, CKP, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, POINT, WORLD
 from .crba import crba
-from .internals import CACHED, HELPER, INLINE, KERNEL, release_gil, restore_gil, stack, window
+from .internals import HELPER, INLINE, KERNEL, stack, window
 from .joints import dof_position, frame_drift, joint_integrate_decoupled
 from .kkt import delassus_of, rows_times_inverse_lt, solve_lower_from_scaled, vector_times_inverse_lt
 from .kinematics import world_poses
@@ -81,13 +81,12 @@ from .ncp import admm
 from .rnea import rnea
 from .rollout import COULOMB, DAMPING, LOWER, STIFFNESS, UPPER, VISCOUS, saturate
 from .boxbox import BOX_WORK
-from .entry import Entry, array
 from .narrowphase import MAX_PAIR, PC_WIDTH
 from .ncp import WORK_ROWS
-from .collide import WIDTH as C_WIDTH, any_pair, ground_pair
+from .collide import WIDTH as C_WIDTH
 from .constraint_layout import CWIDTH
 from .status import Status
-from .work import check, claim, is_vector, q_size, row, units
+from .work import check, q_size
 
 # settings
 DT, TOL, MAX_ITER, BETA, BETA_BILATERAL, BOUNCE, COMPLIANCE, C_STIFFNESS, C_DAMPING = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -460,131 +459,3 @@ def steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim
                                fk, use_fext, narrow, geoms, pairs, vertices, cd, lim, S, wrec[k], wjf[k], wbl[k],
                                window(qn, k * nq, (1, nq)), window(vn, k * n, (1, n)), rec[k], jf[k],
                                bl[k], info[k], work)
-
-
-@njit(**HELPER)
-def fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, qn, vn, rec, jf, bl, info, B):
-    """Whether the arrays have the shapes :func:`steps` indexes, for ``B`` states."""
-    n, nq = kd.shape[0] - 1, q_size(kd)
-    K = rec.shape[1]
-    ok = (q.shape[0] == B and q.shape[1] == nq and v.shape[1] == n and tau.shape[1] == n and S.shape[0] == SETTINGS
-          and lim.shape[0] == n and cd.shape[1] >= CWIDTH and rec.shape[2] == REC_WIDTH and info.shape[1] == INFO_WIDTH)
-    ok = ok and v.shape[0] == B and tau.shape[0] == B and qn.shape[0] == B and vn.shape[0] == B
-    ok = ok and wrec.shape[0] == B and wjf.shape[0] == B and wbl.shape[0] == B
-    ok = ok and rec.shape[0] == B and jf.shape[0] == B and bl.shape[0] == B and info.shape[0] == B
-    ok = ok and qn.shape[1] == nq and vn.shape[1] == n and wrec.shape[1] == K and wrec.shape[2] == REC_WIDTH
-    ok = ok and wjf.shape[1] == 2 and wjf.shape[2] == n and jf.shape[1] == 2 and jf.shape[2] == n
-    return ok and wbl.shape[1] == bl.shape[1]
-
-
-@njit(**HELPER)
-def step_entry(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn,
-               vn, rec, jf, bl, info):
-    """One state (vectors ``(nq,)``, ``(n,)``; records without the batch axis): :func:`steps` on it
-    as a batch of one."""
-    n, nq = kd.shape[0] - 1, q_size(kd)
-    K, mb = rec.shape[0], bl.shape[0]
-    if not (is_vector(q, nq) and is_vector(v, n) and is_vector(tau, n)):
-        return Status.NOT_FAST
-    status = stack((1,)).view(np.int64)
-    w3 = window(wrec, 0, (1, K, REC_WIDTH))
-    r3 = window(rec, 0, (1, K, REC_WIDTH))
-    if not fits(kd, row(q), row(v), row(tau), geoms, pairs, cd, lim, S,
-                w3, window(wjf, 0, (1, 2, n)), window(wbl, 0, (1, mb)),
-                window(qn, 0, (1, nq)), window(vn, 0, (1, n)), r3, window(jf, 0, (1, 2, n)), window(bl, 0, (1, mb)),
-                window(info, 0, (1, INFO_WIDTH)), 1):
-        return Status.NOT_FAST
-    gil = release_gil(True)
-    steps(narrow, kd, row(q), row(v), row(tau),
-          window(fext, 0, (1, fext.shape[0], 6)), use_fext, geoms, pairs, vertices, cd, lim, S, w3,
-          window(wjf, 0, (1, 2, n)), window(wbl, 0, (1, mb)),
-          window(qn, 0, (1, nq)), window(vn, 0, (1, n)), r3, window(jf, 0, (1, 2, n)), window(bl, 0, (1, mb)),
-          window(info, 0, (1, INFO_WIDTH)), status, 0, 1)
-    restore_gil(gil)
-    return status[0]
-
-
-@njit(**KERNEL)
-def ground_one(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
-               jf, bl, info):
-    """One state, every contact pair with a plane."""
-    return step_entry(ground_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
-                      qn, vn, rec, jf, bl, info)
-
-
-@njit(**KERNEL)
-def any_one(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
-            jf, bl, info):
-    """One state, any contact pairs."""
-    return step_entry(any_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
-                      qn, vn, rec, jf, bl, info)
-
-
-@njit(**HELPER)
-def steps_with(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn,
-               vn, rec, jf, bl, info, status, k0, k1):
-    steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
-          rec, jf, bl, info, status, k0, k1)
-
-
-@njit(**KERNEL)
-def steps_ground(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
-                 rec, jf, bl, info, status, k0, k1):
-    """:func:`steps` with the narrow phase of planes (a kernel of its own: a function passed into a
-    parallel loop would not cache)."""
-    steps_with(ground_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn,
-          vn, rec, jf, bl, info, status, k0, k1)
-
-
-@njit(**KERNEL)
-def steps_any(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
-              jf, bl, info, status, k0, k1):
-    """:func:`steps` with every narrow phase."""
-    steps_with(any_pair, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
-          rec, jf, bl, info, status, k0, k1)
-
-
-@njit(cache=CACHED, parallel=True)
-def ground_batch(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
-                 rec, jf, bl, info, status):
-    """States ``(B, n)`` over numba's threads, every contact pair with a plane."""
-    B = q.shape[0]
-    if not (fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, qn, vn, rec, jf, bl, info, B)
-            and status.shape[0] == B and (not use_fext or fext.shape[0] == B)):
-        return Status.NOT_FAST
-    count, size, counter = units(B, 1)
-    for u in prange(count):
-        start, end = claim(counter, u, B, size)
-        while start < end:
-            steps_ground(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
-                  qn, vn, rec, jf, bl, info, status, start, end)
-            start, end = claim(counter, u, B, size)
-    return 0
-
-
-@njit(cache=CACHED, parallel=True)
-def any_batch(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn, rec,
-              jf, bl, info, status):
-    """States ``(B, n)`` over numba's threads, any contact pairs."""
-    B = q.shape[0]
-    if not (fits(kd, q, v, tau, geoms, pairs, cd, lim, S, wrec, wjf, wbl, qn, vn, rec, jf, bl, info, B)
-            and status.shape[0] == B and (not use_fext or fext.shape[0] == B)):
-        return Status.NOT_FAST
-    count, size, counter = units(B, 1)
-    for u in prange(count):
-        start, end = claim(counter, u, B, size)
-        while start < end:
-            steps_any(kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl,
-                  qn, vn, rec, jf, bl, info, status, start, end)
-            start, end = claim(counter, u, B, size)
-    return 0
-
-
-_PARAMS = (array(2), array(2), array(2), array(2), array(2), array(1))   # geoms, pairs, vertices, cd, lim, S
-_OUTPUTS = (2, 2, 1, 1, 1, 1, 2, 2, 1, 1)   # wrec, wjf, wbl (read), qn, vn, rec, jf, bl, info
-ENTRIES = {
-    "ground": Entry("a step with contacts on planes", ground_one, ground_batch, ("q", "qd", "tau"), _OUTPUTS, per_lane,
-                    fext=True, params=_PARAMS),
-    "any": Entry("a step with contacts", any_one, any_batch, ("q", "qd", "tau"), _OUTPUTS, per_lane, fext=True,
-                 params=_PARAMS),
-}

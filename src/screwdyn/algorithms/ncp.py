@@ -69,7 +69,7 @@ def block_scales(kind, G, R, d, m):
         r += size
 
 
-@njit(**HELPER)
+@njit(**KERNEL)
 def velocities(G, R, g, lam, w, m):
     """``w = (G + R) lam + g``."""
     for r in range(m):
@@ -192,11 +192,14 @@ def expand(kind, param, row, d1, d2, fixed, x, nu, lam, m):
 def polish(G, R, g, kind, param, y, m, tol, d, A, P):
     """Polish the iterate ``y`` (module docstring): up to ``POLISH_PASSES`` times, guess the
     active set from the last candidate (:func:`guess`), solve its equations ``w_r = 0`` (one per
-    unknown, at its row) for the unknowns ``x``, and project. The solve is a proximal refinement
-    from the candidate, ``(A + eps 1) dx = -w``, ``A = (G + R) B`` on the rows: it tends to the
-    solution nearest the candidate where redundant contacts make ``A`` singular. ``d``: the
+    unknown, at its row) for the unknowns ``x``, and project. The solve is a proximal refinement,
+    ``(A + eps 1) dx = -w``, ``A = (G + R) B`` on the rows, which redundant contacts make singular.
+    ``d``: the
     residual's block scales; ``A (>= m, >= m)``, ``P (POLISH_ROWS, >= m)``: work. Returns the
-    residual of the last candidate, which is in ``P[0]``."""
+    residual of the last candidate, which is in ``P[0]``. The refinement starts from zero: where
+    redundant contacts (a box's four corners) leave the impulses undetermined, it gives those of
+    least norm (all four corners alike), the same whatever the warm start, so that a resting
+    body's forces do not wander from step to step."""
     lam, w, x, b, row, d1, d2, fixed, piv = P[0], P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8]
     for r in range(m):
         lam[r] = y[r]
@@ -207,7 +210,7 @@ def polish(G, R, g, kind, param, y, m, tol, d, A, P):
         scale = 0.0
         for i in range(nu):
             ri = int(row[i])
-            x[i] = lam[ri]
+            x[i] = 0.0
             for j in range(nu):
                 rj = int(row[j])
                 a = G[ri, rj] + (R[ri] if ri == rj else 0.0)

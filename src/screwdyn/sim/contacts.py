@@ -23,7 +23,6 @@ import numpy as np
 from ..algorithms import contact_step as _k
 from ..algorithms.collide import P_DETECT
 from ..algorithms.constraint_layout import CWIDTH
-from ..algorithms.rollout import DAMPING, STIFFNESS
 from ..algorithms.status import Status
 from ..algorithms.work import STACK_LIMIT
 from ..dispatch import Kernel, external_wrenches, on_large_stack, raise_status, vector, wrench_rows
@@ -34,7 +33,7 @@ from .limits import _limit_table
 __all__ = ["ContactSettings", "ContactRecord", "StepResult", "step"]
 
 DEFAULT_MAX_CONTACTS = 32
-_KERNELS = {"ground": Kernel("contact_step", "ground"), "any": Kernel("contact_step", "any")}
+_KERNELS = {"ground": Kernel("contact_rollout", "ground"), "any": Kernel("contact_rollout", "any")}
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class ContactSettings:
     tolerance: float = 1e-6
     max_iterations: int = 200
     stabilization: float = 0.2
-    bilateral_stabilization: float = 0.2
+    bilateral_stabilization: float = 0.5
     bounce_velocity: float = 0.01
     compliance: object = None
     margin: float = 0.005
@@ -190,47 +189,36 @@ class _Scene:
         cd, mb, self.constraints = pack(model, tuple(constraints) if not hasattr(constraints, "kind") else constraints)
         self.cd = np.ascontiguousarray(cd) if len(cd) else np.zeros((0, CWIDTH))
         self.mb = mb
-        hard = isinstance(joint_limits, str)
-        if hard and joint_limits != "hard":
-            raise InputError(f"joint_limits must be True, False, 'hard' or a JointLimits, got {joint_limits!r}")
-        self.lim = _limit_table(model, True if hard else joint_limits, friction, saturate, dt)
-        if hard:
-            self.lim[:, STIFFNESS], self.lim[:, DAMPING] = 0.0, 0.0
+        self.lim = _limit_table(model, joint_limits, friction, saturate, dt)
         self.S = settings.array(dt)
-        self.floats = _k.work_size.py_func(model.nv, model.nq, K, len(self.geoms), _k.max_rows.py_func(K, mb, self.lim),
-                                           len(self.cd), self.cd.shape[1])
+        self.floats = (_k.work_size.py_func(model.nv, model.nq, K, len(self.geoms), _k.max_rows.py_func(K, mb, self.lim),
+                                            len(self.cd), self.cd.shape[1])
+                       + self.kernel.entry.work_floats(model.nv) - _k.per_lane.py_func(model.nv))
 
     @property
     def active(self) -> bool:
         """Whether there is anything to solve: obstacles, constraints, or hard joint limits."""
         return len(self.collider.pairs) > 0 or self.mb > 0
 
-    def warm(self, B):
-        """Empty warm starts for ``B`` states: ``(rec, jf, bl)``."""
-        rec = np.zeros((B, self.K, _k.REC_WIDTH))
-        rec[..., _k.BODY] = -1.0
-        return rec, np.zeros((B, 2, self.model.nv)), np.zeros((B, self.mb))
-
-    def run(self, q, v, tau, F, warm):
-        """One step of the rows ``q (B, nq)``, ``v, tau (B, n)``, ``F (B, n, 6)`` or None, from the warm
-        starts ``warm``: ``(qn, vn, rec, jf, bl, info, status)``."""
-        B, n, nq = len(q), self.model.nv, self.model.nq
-        qn, vn = np.empty((B, nq)), np.empty((B, n))
-        rec, jf, bl, info = np.empty((B, self.K, _k.REC_WIDTH)), np.empty((B, 2, n)), np.empty((B, self.mb)), \
-            np.empty((B, _k.INFO_WIDTH))
-        use = F is not None
-        F = F if use else np.zeros((1, 1, 6))
-        params = (self.geoms, self.pairs, self.vertices, self.cd, self.lim, self.S)
-        status = np.zeros(B, dtype=np.int64)
-        kd = self.model._kd
+    def roll(self, t, tau, fext, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO, dead):
+        """The rollout kernel (:mod:`screwdyn.algorithms.contact_rollout`) on the samples ``s0 ..
+        s1`` of the rollouts ``Q, V, ... (B, N, .)`` whose ``dead`` status is zero (``dead`` updated):
+        one rollout at a time (on a large stack when its work needs one), or the batch entry."""
+        model, B = self.model, len(Q)
+        use = fext is not None
+        fext = np.zeros((1, 1, 1, 6)) if fext is None else fext
+        params = (self.lim, t, tau, fext, use, self.geoms, self.pairs, self.vertices, self.cd, self.S, s0, s1)
+        status = dead.copy()
         if B == 1 or self.floats > STACK_LIMIT:
+            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
             for k in range(B):
-                status[k] = on_large_stack(self.floats, self.kernel.one, kd, q[k], v[k], tau[k],
-                                           F[k] if use else F[0], use, *params, warm[0][k], warm[1][k], warm[2][k],
-                                           qn[k], vn[k], rec[k], jf[k], bl[k], info[k])
+                if not status[k]:
+                    status[k] = on_large_stack(self.floats, self.kernel.one, model._kd, self.lim, t, pick(tau, k),
+                                               pick(fext, k), use, *params[5:], Q[k], V[k], A[k], TAU[k], REC[k],
+                                               JF[k], BL[k], INFO[k])
         else:
-            self.kernel.run_batch((kd, q, v, tau, F, use, *params, *warm, qn, vn, rec, jf, bl, info, status), None)
-        return qn, vn, rec, jf, bl, info, status
+            self.kernel.run_batch((model._kd, *params, Q, V, A, TAU, REC, JF, BL, INFO, status), None)
+        np.copyto(dead, status, where=dead == 0)
 
 
 def _scene(model, environment, constraints, joint_limits, friction, saturate, dt, settings):
@@ -288,25 +276,31 @@ def step(model, q, qd, tau=None, dt=1e-3, environment=None, *, f_ext=None, const
     if f_ext is not None:
         F = np.ascontiguousarray(np.broadcast_to(wrench_rows(model, external_wrenches(model, f_ext, batch)),
                                                  batch + (n, 6)).reshape(B, n, 6))
-    warm = scene.warm(B)
+    # the rollout kernel on three samples: the last step's records at 0, the state at 1, its step's at 1
+    t = np.array([-dt, 0.0, dt], dtype=float)
+    K, mb = scene.K, scene.mb
+    Q, V, A, TAU = np.zeros((B, 3, nq)), np.zeros((B, 3, n)), np.zeros((B, 3, n)), np.zeros((B, 3, n))
+    REC, JF, BL, INFO = np.zeros((B, 3, K, _k.REC_WIDTH)), np.zeros((B, 3, 2, n)), np.zeros((B, 3, mb)), \
+        np.zeros((B, 3, _k.INFO_WIDTH))
+    Q[:, 1], V[:, 1] = rows[0], rows[1]
+    REC[..., _k.BODY] = -1.0
     if warm_start is not None:
         if not isinstance(warm_start, StepResult):
             raise InputError(f"warm_start must be the StepResult of the last step, got {type(warm_start).__name__}")
-        prev = (warm_start.contacts.data, warm_start.joint_torques, warm_start.constraint_forces)
-        for k, (w, p) in enumerate(zip(warm, prev)):
-            if p.size != w.size:
+        for X, p in ((REC, warm_start.contacts.data), (JF, warm_start.joint_torques), (BL, warm_start.constraint_forces)):
+            if p.size != X[:, 0].size:
                 raise InputError("warm_start is the result of a step of another shape, batch or contact setting")
-            warm[k][...] = p.reshape(w.shape)
-    qn, vn, rec, jf, bl, info, status = scene.run(*rows, F, warm)
-    if status.any():
-        k = int(np.flatnonzero(status)[0])
-        raise_status(int(status[k]), ("q", "qd", "tau"), np.unravel_index(k, batch) if batch else None)
+            X[:, 0] = p.reshape(X[:, 0].shape)
+    dead = np.zeros(B, dtype=np.int64)
+    scene.roll(t, rows[2][:, None], None if F is None else F[:, None], 1, 1, Q, V, A, TAU, REC, JF, BL, INFO, dead)
+    if dead.any():
+        k = int(np.flatnonzero(dead)[0])
+        raise_status(int(dead[k]), ("q", "qd", "tau"), np.unravel_index(k, batch) if batch else None)
     shape = lambda x: x.reshape(batch + x.shape[1:])
-    return StepResult(shape(qn), shape(vn), ContactRecord(shape(rec)), shape(jf), shape(bl),
-                      shape(info[:, _k.ITERATIONS]).astype(np.int64), shape(info[:, _k.RESIDUAL]), shape(info))
-
-
-_ROLLOUTS = {"ground": Kernel("contact_rollout", "ground"), "any": Kernel("contact_rollout", "any")}
+    info = INFO[:, 1]
+    return StepResult(shape(Q[:, 2].copy()), shape(V[:, 2].copy()), ContactRecord(shape(REC[:, 1].copy())),
+                      shape(JF[:, 1].copy()), shape(BL[:, 1].copy()), shape(info[:, _k.ITERATIONS]).astype(np.int64),
+                      shape(info[:, _k.RESIDUAL].copy()), shape(info.copy()))
 
 
 def _rollouts(scene, t, inputs, Q, V, A, TAU, dead, bar, record):
@@ -320,25 +314,9 @@ def _rollouts(scene, t, inputs, Q, V, A, TAU, dead, bar, record):
     R = N if record else 2
     REC, JF, BL = np.zeros((B, R, K, _k.REC_WIDTH)), np.zeros((B, R, 2, n)), np.zeros((B, R, mb))
     INFO = np.zeros((B, N, _k.INFO_WIDTH))
-    kernel = _ROLLOUTS["ground" if scene.collider.ground_only else "any"]
-    kd = model._kd
-    floats = scene.floats + kernel.entry.work_floats(n) - _k.per_lane.py_func(n)
 
     def run(s0, s1, tau, fext):
-        use = fext is not None
-        fext = np.zeros((1, 1, 1, 6)) if fext is None else fext
-        params = (scene.lim, t, tau, fext, use, scene.geoms, scene.pairs, scene.vertices, scene.cd, scene.S, s0, s1)
-        status = dead.copy()
-        if B == 1 or floats > STACK_LIMIT:
-            pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
-            for k in range(B):
-                if status[k]:
-                    continue
-                status[k] = on_large_stack(floats, kernel.one, kd, scene.lim, t, pick(tau, k), pick(fext, k), use,
-                                           *params[5:], Q[k], V[k], A[k], TAU[k], REC[k], JF[k], BL[k], INFO[k])
-        else:
-            kernel.run_batch((kd, *params, Q, V, A, TAU, REC, JF, BL, INFO, status), None)
-        np.copyto(dead, status, where=dead == 0)
+        scene.roll(t, tau, fext, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO, dead)
 
     calls = "call" in (inputs.tau[0], inputs.fext[0])
     if not calls:

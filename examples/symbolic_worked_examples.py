@@ -3,6 +3,11 @@ screwdyn.symbolic.
 
 Run:  python examples/symbolic_worked_examples.py [--latex]
 
+The last two are constrained (docs/theory.md §15.8): a point mass held on a circle by a Lagrange
+multiplier (a pendulum, its rod's tension in closed form), and a closed four-bar whose Lagrange
+multipliers (the pin's force) and accelerations are checked against the numeric constrained
+dynamics, :func:`screwdyn.constrained_forward_dynamics` with a :class:`screwdyn.PointLoop`.
+
 Each example builds a symbolic model, derives ``tau = M(q) qdd + C(q, qd) qd + g(q)`` by the
 Euler-Lagrange route, prints it, and checks it against its closed form
 (``simplify(ours - expected) == 0``) and against the symbolic recursive Newton-Euler algorithm.
@@ -12,10 +17,14 @@ The closed forms of the planar 2R, the PR robot and the pendulum are those of do
 """
 import sys
 
+import numpy as np
 import sympy as sp
 
-from screwdyn.symbolic import Dynamics, lagrange_equations, rnea, trig_equal
-from screwdyn.symbolic.examples import bent_link, cartesian_ppp, pendulum, planar_2r, planar_rp, pr_robot
+import screwdyn
+from screwdyn.symbolic import ConstrainedDynamics, Dynamics, lagrange_equations, rnea, trig_equal
+from screwdyn.symbolic.examples import (
+    bent_link, cartesian_ppp, four_bar, particle_xy, pendulum, planar_2r, planar_rp, pr_robot,
+)
 
 
 def same(a, b):
@@ -117,7 +126,66 @@ def main(latex=False):
     print(f"\n== particle on a vertical line ==\nf = {f}")
     assert same([f], [m * sp.Symbol("xdd", real=True) + m * g])
 
+    pendulum_on_a_circle()
+    closed_four_bar()
     print("\nall worked examples agree with their closed forms")
+
+
+def pendulum_on_a_circle():
+    """A point mass in a vertical plane held on the circle x^2 + y^2 = l^2 by a Lagrange multiplier:
+    the pendulum, and its rod's tension m (l thd^2 + g cos th) (docs/theory.md eq. (15.15))."""
+    model, s = particle_xy()
+    dyn = Dynamics(model)
+    (x, y), (xd, yd) = dyn.q, dyn.qd
+    cd = ConstrainedDynamics(dyn, [(x**2 + y**2 - s.l**2) / 2])
+    (xdd, ydd), (lam,) = cd.solve(simplify=True)
+    print(f"\n== a point mass held on a circle (docs/theory.md §15.8) ==\nlambda = {lam}")
+    th, thd = sp.symbols("theta thetad", real=True)
+    on_circle = {x: s.l * sp.sin(th), y: -s.l * sp.cos(th), xd: s.l * sp.cos(th) * thd, yd: s.l * sp.sin(th) * thd}
+    tension = sp.simplify(-lam.subs(on_circle) * s.l)
+    assert sp.simplify(tension - s.m * (s.l * thd**2 + s.g * sp.cos(th))) == 0
+    thdd = sp.simplify((sp.cos(th) * xdd + sp.sin(th) * ydd).subs(on_circle) / s.l)   # the tangential acceleration
+    assert sp.simplify(thdd + s.g / s.l * sp.sin(th)) == 0
+    print("   tension -lambda l = m (l thd^2 + g cos th), thdd = -(g / l) sin th: the pendulum, eq. (15.15)")
+
+
+def assembled_four_bar(L1, L2, L3, d, q1):
+    """``q`` closing the four-bar for the crank angle ``q1`` (the coupler and rocker meet where the
+    circles of radii ``L2`` about the crank's tip and ``L3`` about the ground pin cross)."""
+    P1, G = L1 * np.array([np.cos(q1), np.sin(q1)]), np.array([d, 0.0])
+    e = G - P1
+    r = np.linalg.norm(e)
+    a = (L2**2 - L3**2 + r**2) / (2 * r)
+    P2 = P1 + a * e / r + np.sqrt(L2**2 - a**2) * np.array([-e[1], e[0]]) / r
+    q2 = np.arctan2(*(P2 - P1)[::-1]) - q1
+    q3 = np.arctan2(*(G - P2)[::-1]) - q1 - q2
+    return np.array([q1, q2, q3])
+
+
+def closed_four_bar(tol=1e-10):
+    """The four-bar's KKT system derived symbolically (M, C qd + g, A = d phi / dq, Adot qd), solved at
+    an assembled state, against screwdyn's compiled constrained dynamics of the same model closed
+    by a PointLoop (world axes: its force is the multiplier). Returns the largest relative difference."""
+    model, s = four_bar()
+    dyn = Dynamics(model)
+    cd = ConstrainedDynamics.point(dyn, "tip", anchor=(s.d, 0, 0), rows=(0, 1))
+    numbers = {s.L1: 0.3, s.L2: 1.0, s.L3: 0.8, s.d: 1.0, s.m1: 1.0, s.m2: 2.0, s.m3: 1.5, s.g: 9.81}
+    q = assembled_four_bar(0.3, 1.0, 0.8, 1.0, q1=0.7)
+    A = np.array(cd.A.subs(numbers).subs(dict(zip(dyn.q, q))), dtype=float)
+    qd = np.linalg.svd(A)[2][-1] * 2.0                       # a velocity along the mechanism's one freedom
+    tau = np.array([1.5, -0.4, 0.2])
+    state = {**numbers, **dict(zip(dyn.q, q)), **dict(zip(dyn.qd, qd))}
+    qdd_s, lam_s = (np.array(v, dtype=float).ravel() for v in cd.solve(tau, values=state))
+
+    numeric = model.subs(numbers).to_model()
+    loop = screwdyn.PointLoop(numeric, "tip", "base", offset_b=(1.0, 0.0, 0.0), reference="world")
+    qdd, lam = screwdyn.constrained_forward_dynamics(numeric.replace(constraints=(loop,)), q, qd, tau)
+    worst = max(np.abs(qdd - qdd_s).max() / np.abs(qdd_s).max(), np.abs(lam[:2] - lam_s).max() / np.abs(lam_s).max())
+    print(f"\n== closed four-bar (docs/theory.md §15.8) ==\nqdd = {qdd_s}, lambda = {lam_s} (the pin's force)")
+    print(f"   screwdyn.constrained_forward_dynamics: qdd and lambda within {worst:.1e}; the third (normal) row of the "
+          f"loop, redundant, gets lambda_z = {lam[2]:.1e}")
+    assert worst < tol and abs(lam[2]) < tol * np.abs(lam).max()
+    return worst
 
 
 if __name__ == "__main__":

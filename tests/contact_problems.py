@@ -1,5 +1,5 @@
 """The contact problem of one step built in NumPy from screwdyn's public functions (independent of
-the compiled step's assembly, docs/theory.md §17.2), and Pinocchio's ADMM solver on it: the
+the compiled step's assembly, docs/theory.md §18.2), and Pinocchio's ADMM solver on it: the
 oracles of tests/test_contacts.py."""
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def point_jacobian(model, q, body, p):
 
 
 def frame_drift(model, qd, dt):
-    """``dt (0, omega x v)`` on a root free-flyer's rows (theory §17.1), zero elsewhere."""
+    """``dt (0, omega x v)`` on a root free-flyer's rows (theory §18.1), zero elsewhere."""
     c = np.zeros(model.nv)
     if model.joint_type[0] == screwdyn.FREE_FLYER:
         c[3:6] = dt * np.cross(qd[:3], qd[3:6])

@@ -6,8 +6,13 @@ import functools
 import numpy as np
 
 import screwdyn
+from screwdyn.algorithms.target import njit as _njit
 from screwdyn.inertia import RigidBody
 from screwdyn.spatial import exp_so3, transform
+
+# A compiled function of a test's that calls the kernels' helpers: on screwdyn's numba target (a
+# function of numba's own target cannot call them), compiled to machine code, not cached.
+kernel_jit = functools.partial(_njit, entry=True, cache=False)
 
 
 def random_rotation(rng):

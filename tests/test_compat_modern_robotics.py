@@ -73,3 +73,32 @@ def test_bad_inputs_are_named(rng):
         smr.EndEffectorForces(np.zeros(3), np.ones(6), Ms[:3], Gs, S)
     with pytest.raises(screwdyn.InputError, match="thetalist|q"):
         smr.MassMatrix(np.zeros(2), Ms, Gs, S)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_computed_torque_and_simulate_control_match_modern_robotics(seed, monkeypatch):
+    """Chapter 11's controller on random chains: ComputedTorque at random states, and SimulateControl
+    with a wrong model in the controller (other gravity, inertias), a tip wrench and a quintic
+    reference, against the package (whose plot is switched off)."""
+    plt = pytest.importorskip("matplotlib.pyplot")
+    monkeypatch.setattr(plt, "show", lambda *a, **k: None)
+    rng = np.random.default_rng(10 + seed)
+    n = int(rng.integers(2, 5))
+    Ms, Gs, S = random_chain(rng, n)
+    th, dth, eint, thd, dthd, ddthd = rng.normal(size=(6, n))
+    g = np.array([0.0, 0.0, -9.8])
+    Kp, Ki, Kd = rng.uniform(1, 30, 3)
+    ours = smr.ComputedTorque(th, dth, eint, g, Ms, Gs, S, thd, dthd, ddthd, Kp, Ki, Kd)
+    ref = mr.ComputedTorque(th, dth, eint, g, Ms, Gs, S, thd, dthd, ddthd, Kp, Ki, Kd)
+    assert np.allclose(ours, ref, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(ref).max()))
+    N, dt = 30, 0.01
+    thetamatd = np.array(mr.JointTrajectory(th, th + 0.5, (N - 1) * dt, N, 5))
+    dthetamatd = np.gradient(thetamatd, dt, axis=0)
+    ddthetamatd = np.gradient(dthetamatd, dt, axis=0)
+    Gtilde = [G * rng.uniform(0.8, 1.2) for G in Gs]
+    Ftipmat = rng.normal(size=(N, 6))
+    args = (th, 0.1 * dth, g, Ftipmat, Ms, Gs, S, thetamatd, dthetamatd, ddthetamatd, g + [0.5, 0.0, 0.3], Ms,
+            Gtilde, 20.0, 10.0, 18.0, dt, 4)
+    for a, b in zip(smr.SimulateControl(*args), mr.SimulateControl(*args)):
+        assert a.shape == (N, n) and np.allclose(a, b, rtol=1e-8, atol=1e-8 * max(1.0, np.abs(b).max()))
+    plt.close("all")

@@ -8,7 +8,7 @@ import pytest
 
 import screwdyn
 from screwdyn.algorithms.constraint_layout import (
-    CBODY_A, CBODY_B, CKIND, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME, JOINT, LOCAL, POINT,
+    CANCHORED, CBODY_A, CBODY_B, CKIND, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME, JOINT, LOCAL, POINT,
     WORLD,
 )
 from screwdyn.constraints import constraint_set, pack
@@ -110,6 +110,7 @@ def test_packed_rows_follow_the_layout(solo):
     assert np.allclose(cd[1, CPOSE_A + 9:CPOSE_A + 12], c.pose_a[:3, 3])
     assert np.allclose(cd[0, CPOSE_B + 9:CPOSE_B + 12], loop.pose_b[:3, 3])
     assert cd[2, COFFSET] == 0.3 and cd[2, CNTERMS] == 2
+    assert list(cd[:, CANCHORED]) == [1, 0, 1]                       # a contact without anchor has no error
     fl, fr = m.joint_index("FL_KFE"), m.joint_index("FR_KFE")
     assert list(cd[2, CTERMS:CTERMS + 6]) == [m.idx_qs[fl], m.idx_vs[fl], 1.0, m.idx_qs[fr], m.idx_vs[fr], -2.0]
     empty, none, _ = pack(solo, ())

@@ -1,4 +1,4 @@
-"""Contact simulation (screwdyn.sim.contacts, docs/theory.md §17) against closed forms and physical
+"""Contact simulation (screwdyn.sim.contacts, docs/theory.md §18) against closed forms and physical
 invariants: a box on a slope, a bouncing ball, a rolling ball, a box at rest; energy, penetration,
 batches, joint limits, joint dry friction and bilateral constraints in the same problem."""
 import numpy as np
@@ -171,7 +171,9 @@ def four_bar():
 
 
 def test_a_closed_loop_holds_in_the_same_problem():
-    """A four-bar (a PointLoop between its tip and the base), swinging under gravity for 2 s: the
+    """A four-bar (a PointLoop between its tip and the base) stepped as a contact problem (its
+    bilateral rows with the contacts'; without contacts simulate takes the constrained rollouts of
+    tests/test_constrained.py), swinging under gravity for 2 s: the
     velocity-level rows with their position correction keep the loop closed to 0.1 mm at dt = 1 ms
     (1e-6 m at 0.1 ms: first order in dt), and the energy, conserved by the linkage, stays within
     3 % of the kinetic energy it trades at 1 ms, 0.3 % at 0.1 ms (semi-implicit Euler's bounded
@@ -181,7 +183,8 @@ def test_a_closed_loop_holds_in_the_same_problem():
     tip0 = screwdyn.frame_pose(model, q0, "tip")[:3, 3]
     loop = screwdyn.PointLoop(model, "tip", "base", offset_b=tip0)
     for dt, closure in ((1e-3, 1e-4), (1e-4, 1e-6)):
-        traj = screwdyn.simulate(model, q0, None, 2.0, dt, constraints=[loop])
+        traj = screwdyn.simulate(model, q0, None, 2.0, dt, constraints=[loop], contact_settings=ContactSettings())
+        assert traj.solver is not None                             # (the contact step, not the constrained rollouts)
         tips = screwdyn.frame_pose(model, traj.q, "tip")[:, :3, 3]
         assert np.abs(tips - tip0).max() < closure
         assert np.ptp(traj.q[:, 0]) > 0.5                         # it swings
@@ -190,17 +193,15 @@ def test_a_closed_loop_holds_in_the_same_problem():
 
 
 def test_without_an_environment_simulate_is_unchanged_and_wrong_uses_are_named():
-    """No environment, constraint or hard limit: the smooth integrators as before, no contact
-    records. Contacts with another integrator, a wrong warm start, settings with nothing to solve:
-    InputErrors that say what to do."""
+    """No environment, hard limit or contact settings: the smooth integrators as before, no contact
+    records. Contacts with another integrator, a wrong warm start, wrong settings: InputErrors
+    that say what to do."""
     arm = screwdyn.models.load("planar_2r")
     traj = screwdyn.simulate(arm, [0.1, 0.2], None, 0.05, 1e-3)
     assert traj.integrator == "rk4" and traj.contacts is None and traj.solver is None
     env = screwdyn.Environment(screwdyn.Ground())
     with pytest.raises(InputError, match="semi_implicit_euler"):
         screwdyn.simulate(ball_model(), [0, 0, 0.1, 0, 0, 0, 1], None, 0.01, 1e-3, environment=env, integrator="rk4")
-    with pytest.raises(InputError, match="nothing to solve"):
-        screwdyn.simulate(arm, [0.1, 0.2], None, 0.01, 1e-3, contact_settings=ContactSettings())
     with pytest.raises(InputError, match="tolerance"):
         step(ball_model(), [0, 0, 0.1, 0, 0, 0, 1], np.zeros(6), None, 1e-3, env,
              contact_settings=ContactSettings(tolerance=-1.0))

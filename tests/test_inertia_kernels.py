@@ -2,9 +2,8 @@
 algorithms/spatial_kernels.py, on tuples of numbers) against the 6x6 matrices of screwdyn.spatial
 and screwdyn.inertia: G V, the congruence X^T G X of rigid and articulated inertias, Ad, ad, ad^T."""
 import numpy as np
-from numba import njit
 
-from helpers import random_body, random_rotation
+from helpers import kernel_jit, random_body, random_rotation
 from screwdyn.algorithms import inertia_kernels as ik
 from screwdyn.algorithms import spatial_kernels as sk
 from screwdyn.spatial import Ad, ad, inverse_transform, skew, transform
@@ -34,37 +33,37 @@ def symmetric(u):
     return M
 
 
-@njit
+@kernel_jit
 def _apply(I, V):
     return ik.inertia_apply((I[0], I[1], I[2], I[3], I[4], I[5], I[6], I[7], I[8], I[9]),
                             (V[0], V[1], V[2], V[3], V[4], V[5]))
 
 
-@njit
+@kernel_jit
 def _transform(T, I):
     return ik.inertia_transform((T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2], T[2, 0], T[2, 1], T[2, 2]),
                                 (T[0, 3], T[1, 3], T[2, 3]),
                                 (I[0], I[1], I[2], I[3], I[4], I[5], I[6], I[7], I[8], I[9]))
 
 
-@njit
+@kernel_jit
 def _articulated(I):
     return ik.articulated((I[0], I[1], I[2], I[3], I[4], I[5], I[6], I[7], I[8], I[9]))
 
 
-@njit
+@kernel_jit
 def _articulated_shift(r, u):
     return ik.articulated_shift((r[0], r[1], r[2]), (u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
                                                      u[10], u[11], u[12], u[13], u[14], u[15], u[16], u[17], u[18],
                                                      u[19], u[20]))
 
 
-@njit
+@kernel_jit
 def _pose(T):
     return (T[0, 0], T[0, 1], T[0, 2], T[1, 0], T[1, 1], T[1, 2], T[2, 0], T[2, 1], T[2, 2], T[0, 3], T[1, 3], T[2, 3])
 
 
-@njit
+@kernel_jit
 def _spatial(T, V, F):
     P = _pose(T)
     V6 = (V[0], V[1], V[2], V[3], V[4], V[5])

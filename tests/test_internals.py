@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 from screwdyn.algorithms import internals as _fma
-from screwdyn.algorithms.internals import HAS_FMA
+from screwdyn.algorithms.target import HAS_FMA
 
 # the helpers are numba intrinsics, callable from compiled code only
 
@@ -107,7 +107,7 @@ def test_no_fusing_when_numba_compiles_for_a_named_cpu(tmp_path):
     import sys
 
     code = ("from numba import njit\n"
-            "from screwdyn.algorithms.internals import HAS_FMA, fma\n"
+            "from screwdyn.algorithms.internals import fma\nfrom screwdyn.algorithms.target import HAS_FMA\n"
             "f = njit(lambda a, b, c: fma(a, b, c))\n"
             "print(HAS_FMA, f(1.0 + 2.0**-30, 1.0 - 2.0**-30, -1.0))\n")
     env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CACHE_DIR=str(tmp_path))
@@ -137,8 +137,8 @@ def test_views_alias_the_array_and_stack_arrays_are_their_own():
 
 PLAIN = """
 import numpy as np, screwdyn
-from screwdyn.algorithms import internals
-assert internals.MODE == "{mode}", internals.MODE
+from screwdyn.algorithms import target
+assert target.MODE == "{mode}", target.MODE
 rng = np.random.default_rng(5)
 out = []
 for name in ("ur5", "panda"):
@@ -183,8 +183,8 @@ def _gemm(A, B, C, alpha, beta, trans_a):
 GEMM = """
 import numpy as np
 from numba import njit
-from screwdyn.algorithms import internals
-assert internals.MODE == "{mode}", internals.MODE
+from screwdyn.algorithms import internals, target
+assert target.MODE == "{mode}", target.MODE
 
 @njit
 def gemm(A, B, C, alpha, beta, trans_a):

@@ -4,18 +4,17 @@ sin and cos."""
 import math
 
 import numpy as np
-import numba
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from screwdyn.algorithms import joints
-from helpers import random_model
+from helpers import kernel_jit, random_model
 
 LIMIT = joints.SINCOS_LIMIT
 
 
-@numba.njit
+@kernel_jit
 def _sincos_many(x):
     out = np.empty((2, x.shape[0]))
     for k in range(x.shape[0]):
@@ -23,7 +22,7 @@ def _sincos_many(x):
     return out
 
 
-@numba.njit
+@kernel_jit
 def _poses_lanes(kd, i, q):
     SC = np.empty((2, q.shape[1]))
     W = np.empty((12, q.shape[1]))
@@ -31,7 +30,7 @@ def _poses_lanes(kd, i, q):
     return SC, W
 
 
-@numba.njit
+@kernel_jit
 def _poses(kd, q):
     out = np.empty((q.shape[0], 12))
     for i in range(q.shape[0]):

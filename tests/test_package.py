@@ -101,6 +101,8 @@ for name, mod in list(sys.modules.items()):
     for obj in list(vars(mod).values()):
         if isinstance(obj, numba.core.registry.CPUDispatcher) and obj._cache_hits + obj._cache_misses:
             s = obj.stats
+            if s.cache_path is None:   # (a function compiled only into entry points: not cached)
+                continue
             hits += sum(s.cache_hits.values())
             misses += sum(s.cache_misses.values())
             paths.add(s.cache_path)

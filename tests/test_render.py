@@ -335,3 +335,47 @@ def test_cli_render_picture_and_video(tmp_path, capsys):
     assert gif.read_bytes()[:6] == b"GIF89a"
     assert main(["render", "pendulum", "--animate", str(gif)]) == 2
     assert "--animate needs --trajectory" in capsys.readouterr().err
+
+
+def test_ground_obstacles_contacts_and_collision_geometry(tmp_path):
+    """A cube resting on a ground 0.2 m up, beside a box obstacle: the floor is drawn at the
+    ground's height (where the cube's contacts are); the obstacle, the contact markers and the force
+    arrows are drawn in their colours; the collision geometry on request; a tilted ground as a
+    checkered slab; an animation takes the contacts of its samples."""
+    from screwdyn.environment import Box, Environment, Ground
+    from screwdyn.geometry import Collision
+    from screwdyn.viz import world
+    from screwdyn.viz.renderer import Renderer
+
+    b = screwdyn.ModelBuilder("cube")
+    b.add_body("cube", "base", "free", "free_flyer", mass=1.0, inertia=np.eye(3) * 1e-2)
+    model = b.build().replace(collisions=(Collision("cube", "box", np.eye(4), (0.2, 0.2, 0.2)),))
+    env = Environment(Ground(height=0.2), Box((0.5, 0, 0.3), (0.2, 0.4, 0.2)))
+    q = np.r_[0.0, 0.0, 0.3, 0, 0, 0, 1]
+    c = screwdyn.detect(model, q, env)
+    assert c.count == 4 and np.allclose(c.dist[:4], 0) and np.allclose(c.pos[:4, 2], 0.2)
+    r = Renderer(model, geometry="collision", environment=env, width=160, height=120, background=MAGENTA)
+    assert r.floor_height(r.vertices(q)) == 0.2
+    view = dict(width=240, height=180, background=MAGENTA, camera=dict(azimuth=-90, elevation=20.0, target=(0.2, 0, 0.3),
+                                                                       distance=1.5))
+    alone = render(model, q, geometry="collision", environment=Environment(Ground(height=0.2)), **view)
+    img = render(model, q, geometry="collision", environment=env, contacts=c, forces=np.tile([-2.5, 0.0, 0.0], (4, 1)),
+                 **view)
+
+    def near(color, tol=90):
+        return np.abs(img.astype(int) - np.round(np.array(color[:3]) * 255)).sum(axis=2) < tol
+
+    assert np.count_nonzero(np.any(img != alone, axis=2)) > 300      # the obstacle, the markers, the arrows
+    assert near(world.CONTACT_COLOR, 150).any() and near(world.FORCE_COLOR, 150).any()
+    assert near(world.COLLISION_COLOR, 150).sum() > 200
+    slope = render(model, q, environment=Environment(Ground(height=0.2, normal=(0.2, 0, 1))), width=80, height=60,
+                   background=MAGENTA, geometry="collision")
+    assert robot_mask(slope).mean() > 0.5       # the slab fills the picture around the cube
+    t = np.array([0.0, 0.1])
+    Q = np.stack([q, q + [0, 0, 0.1, 0, 0, 0, 0]])
+    cs = screwdyn.detect(model, Q, env)
+    assert cs.count.tolist() == [4, 0]
+    F = np.zeros(cs.data.shape[:2] + (3,))
+    F[0, :4, 2] = 2.5
+    assert animate(model, (t, Q), tmp_path / "rest.gif", environment=env, contacts=cs, forces=F, width=64,
+                   height=48, fps=10) == 2

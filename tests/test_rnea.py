@@ -36,17 +36,8 @@ def pin_rnea_by_name(model, path, q, qd, qdd, fext=None):
 @pytest.fixture(scope="module", params=ROBOTS)
 def robot(request):
     path = example_robot_data_path(request.param)
-    with pytest.warns(UserWarning) if request.param in ("panda", "talos_full_v2") else _nothing():
-        model = screwdyn.load_urdf(path)
+    model = screwdyn.load_urdf(path)   # (the mimic joints of panda's and talos' grippers: couplings, no warning)
     return model, path
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        return False
 
 
 def test_rnea_matches_pinocchio_on_real_robots(robot, rng):

@@ -243,3 +243,39 @@ def test_in_a_headless_browser():
     finally:
         browser.close()
         v.close()
+
+
+def test_environment_collision_geometry_and_contacts(two_link):
+    """The environment's obstacles under /environment, its ground as a grid in its plane, the
+    collision geometry hidden until its box is ticked, and a trajectory's contacts (markers and
+    force arrows) following the time slider."""
+    from screwdyn.environment import Box, Environment, Ground
+
+    env = Environment(Ground(height=-0.1), Box((0.65, 0, 0.15), (0.3, 0.3, 0.3)))
+    model = two_link.replace(collisions=(screwdyn.Collision("hand", "sphere", np.eye(4), (0.05,)),))
+    t = np.linspace(0.0, 1.0, 5)
+    Q = np.stack([np.linspace(0, 1.4, 5), np.zeros(5)], axis=1)
+    contacts = screwdyn.detect(model, Q, env)
+    assert contacts.count.tolist() == [0, 0, 0, 0, 1]     # the hand reaches into the box
+    forces = np.zeros(contacts.data.shape[:2] + (3,))
+    forces[4, 0] = [-8.0, 0.0, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VisualWarning)
+        v = view(model, (t, Q), port=0, environment=env, contacts=contacts, forces=forces)
+    try:
+        registry = v.server.scene._handle_from_node_name
+        assert "/environment/box_1" in registry
+        np.testing.assert_allclose(registry["/floor"].position[2], -0.1)
+        hand = v.nodes["hand/collision_0"]
+        assert not hand.visible
+        v.show_collision.value = True
+        assert hand.visible
+        assert "/contacts/points" not in registry
+        v.seek(1.0)
+        np.testing.assert_allclose(registry["/contacts/points"].points, contacts.pos[4, :1], atol=1e-6)
+        arrow = registry["/contacts/forces"].points
+        np.testing.assert_allclose(arrow[0, 1] - arrow[0, 0], forces[4, 0] * v.force_scale, atol=1e-6)
+        v.seek(0.0)
+        assert "/contacts/points" not in registry
+    finally:
+        v.close()

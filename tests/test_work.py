@@ -7,7 +7,7 @@ import pytest
 
 import screwdyn
 from screwdyn.algorithms import work
-from helpers import random_model, random_state
+from helpers import kernel_jit, random_model, random_state
 
 
 @pytest.mark.parametrize("n", [5, 70, 700])
@@ -52,15 +52,15 @@ def test_on_large_stack_runs_where_the_calling_thread_could_not():
 
 def test_fast_path_kernels_run_without_numba_runtime_and_keep_reference_counts(rng):
     """The one-state entry points are compiled without numba's reference-counting runtime
-    (internals.KERNEL): they take arrays without a reference-counted record. Thousands of calls,
+    (target.KERNEL): they take arrays without a reference-counted record. Thousands of calls,
     with and without ``out``, leave every argument's reference count as it was, and the answers
     equal the general path's (a list input goes there)."""
     import sys
 
-    from screwdyn.algorithms import aba, coriolis, crba, internals, rnea
+    from screwdyn.algorithms import aba, coriolis, crba, rnea, target
 
     for kernel in (rnea.rnea_one, crba.crba_one, aba.aba_one, coriolis.coriolis_one, rnea.rnea, aba.aba):
-        assert kernel.targetoptions.get("_nrt", True) is (internals.MODE == "plain"), kernel.__name__
+        assert kernel.targetoptions.get("_nrt", True) is (target.MODE == "plain"), kernel.__name__
     model = random_model(rng, n=7, fixed=2)
     n = model.n
     q, qd, qdd = random_state(rng, n)
@@ -216,9 +216,9 @@ def test_claims_hand_every_state_to_exactly_one_thread():
     """work.units and work.claim, the batch drivers' scheduling: units taking claim_size states at a
     time (whole lane groups, at most CLAIM; in plain mode a unit per claim) cover a batch once,
     whatever its size, with no state twice."""
-    from numba import njit, prange
+    from numba import prange
 
-    @njit(parallel=True)
+    @kernel_jit(parallel=True)
     def cover(B, lanes):
         hits = np.zeros(B, dtype=np.int64)
         count, size, counter = work.units(B, lanes)

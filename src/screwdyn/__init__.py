@@ -21,6 +21,7 @@ from .constrained import (
     constrained_forward_dynamics, constrained_inverse_dynamics, constraint_drift, constraint_error, constraint_jacobian,
     delassus, impulse_dynamics,
 )
+from .constrained_derivatives import constrained_forward_dynamics_derivatives, impulse_dynamics_derivatives
 from .constraints import FrameContact, FrameLoop, JointCoupling, PointContact, PointLoop
 from .errors import InputError, ModelError, ScrewdynError, URDFError
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, SPHERICAL, Model, ModelBuilder
@@ -52,7 +53,8 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "Model", "ModelBuilder",
     "PointContact", "FrameContact", "PointLoop", "FrameLoop", "JointCoupling",
     "constraint_jacobian", "constraint_drift", "constraint_error", "delassus", "constrained_forward_dynamics",
-    "impulse_dynamics", "constrained_inverse_dynamics",
+    "impulse_dynamics", "constrained_inverse_dynamics", "constrained_forward_dynamics_derivatives",
+    "impulse_dynamics_derivatives",
     "difference", "from_mujoco", "from_pinocchio", "integrate", "neutral", "normalize", "random_configuration",
     "to_mujoco", "to_pinocchio",
     "load_urdf", "load_mjcf", "load_sdf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",

@@ -29,7 +29,7 @@ when neither states one).
 """
 from __future__ import annotations
 
-import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -38,23 +38,27 @@ from . import dispatch
 from .algorithms import collide as _c
 from .algorithms.narrowphase import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE
 from .environment import Environment
-from .errors import InputError, ModelError
+from .errors import CollisionWarning, InputError, ModelError
 from .geometry import COLLISION_KINDS, DEFAULT_FRICTION, Collision
 from .model import Model
 
-__all__ = ["Collider", "Contacts", "collider", "detect", "DEFAULT_MAX_CONTACTS"]
+__all__ = ["Collider", "Contacts", "collider", "detect", "hull_graph", "DEFAULT_MAX_CONTACTS"]
 
 KIND_CODE = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "cylinder": CYLINDER, "box": BOX,
              "convex": CONVEX}
 assert tuple(KIND_CODE) == tuple(COLLISION_KINDS)
 DEFAULT_MAX_CONTACTS = 64     # K when not given: the most contacts the pairs can make, at most this
 
-_DETECT = dispatch.Kernel("collide", "detect")
-_GROUND = dispatch.Kernel("collide", "ground")   # every pair with a plane: a smaller kernel
+# the narrow phase in three kernels (screwdyn.algorithms.collide): the smallest that covers the pairs
+_KERNELS = {tier: dispatch.Kernel("collide", tier) for tier in ("ground", "primitive", "general")}
+PRIMITIVE_PAIRS = {(PLANE, k) for k in (SPHERE, CAPSULE, CYLINDER, BOX, CONVEX)} | {
+    (SPHERE, SPHERE), (SPHERE, CAPSULE), (SPHERE, CYLINDER), (SPHERE, BOX), (CAPSULE, CAPSULE), (CAPSULE, BOX),
+    (BOX, BOX)}
 
 
 def max_pair_contacts(kind_a: str, kind_b: str) -> int:
-    """The most contacts the narrow phase of two kinds writes."""
+    """The most contacts the narrow phase of two kinds writes (in the "general" tier, fewer:
+    box-box and capsule-box give one)."""
     a, b = sorted((KIND_CODE[kind_a], KIND_CODE[kind_b]))
     if a == PLANE:
         return {SPHERE: 1, CAPSULE: 2}.get(b, 4)
@@ -71,8 +75,9 @@ def max_pair_contacts(kind_a: str, kind_b: str) -> int:
 
 class Contacts(NamedTuple):
     """Contacts of one state or a batch (:func:`detect`): ``data (..., K, WIDTH)`` in the layout of
-    :mod:`screwdyn.algorithms.collide`, ``count (...)`` the number found. Unpacks as ``data, count``;
-    the properties are views of ``data``'s columns."""
+    :mod:`screwdyn.algorithms.collide`, ``count`` the number found (an ``int`` for one state, an
+    int64 array ``(...)`` for a batch). Unpacks as ``data, count``; the properties are views of
+    ``data``'s columns."""
 
     data: np.ndarray
     count: np.ndarray
@@ -111,32 +116,47 @@ class Contacts(NamedTuple):
 class Collider:
     """What :func:`detect` needs of a model and an environment, packed once: the tables of
     :mod:`screwdyn.algorithms.collide` (``geoms``, ``pairs``, ``vertices``, read-only) and
-    ``max_contacts`` (``K``). A compiled caller passes the tables to
-    ``screwdyn.algorithms.collide.collide_state``. Also: ``environment`` (the one used),
-    ``geometry`` (the :class:`~screwdyn.geometry.Collision` record of each row of ``geoms``) and
-    ``bound`` (the most contacts the pairs can make)."""
+    ``max_contacts`` (``K``), and ``graph`` (int64, the polytopes' vertex graphs, :func:`hull_graph`).
+    A compiled caller passes the tables to
+    ``screwdyn.algorithms.collide.collide_state`` with the narrow phase of ``tier``: ``"ground"``
+    (``ground_pair``: every pair has a plane), ``"primitive"`` (``primitive_pair``: every pair in
+    closed form) or ``"general"`` (``general_pair``: a polytope or a cylinder against another
+    shape; then box-box and capsule-box pairs give one contact each, by GJK and EPA, instead of their
+    manifolds). Also: ``environment`` (the one used), ``geometry`` (the
+    :class:`~screwdyn.geometry.Collision` record of each row of ``geoms``) and ``bound`` (the most
+    contacts the pairs can make)."""
 
     def __init__(self, model: Model, environment=None, *, self_collision=False, max_contacts=None):
         dispatch.check_model(model)
         env = _environment(model, environment)
         self.model, self.environment, self.self_collision = model, env, bool(self_collision)
-        records, body_of, pose_of = [], [], []
-        for c in model.collisions:
+        records, body_of, pose_of, ids, unread = [], [], [], [], []
+        for i, c in enumerate(model.collisions):
+            if c.kind == "convex":
+                try:
+                    c.hull()
+                except OSError as e:
+                    unread.append(str(e))
+                    continue
             k = model.frame_index(c.link)
             records.append(c)
             body_of.append(int(model.frame_body[k]))
             pose_of.append(model.frame_pose[k] @ c.origin)
+            ids.append(i)
+        if unread:
+            warnings.warn("collision geometry left out (it does not collide): " + "; ".join(unread), CollisionWarning,
+                          stacklevel=3)
         nmodel = len(records)
-        for o in env.obstacles:
+        for k, o in enumerate(env.obstacles):
             records.append(o)
             body_of.append(-1)
             pose_of.append(np.array(o.origin))
+            ids.append(-1 - k)
         if len(records) > _c.MAX_GEOMS:
             raise ModelError(f"{len(records)} collision geometries (model and environment): at most "
                              f"{_c.MAX_GEOMS} are taken")
         self.geometry = tuple(records)
-        self.geoms, self.vertices = _geom_table(model, records, body_of, pose_of)
-        ids = list(range(nmodel)) + [-1 - k for k in range(len(env.obstacles))]
+        self.geoms, self.vertices, self.graph = _geom_table(model, records, body_of, pose_of)
         pairs = []
         for a in range(nmodel):
             if body_of[a] < 0:
@@ -165,9 +185,9 @@ class Collider:
             bound += max_pair_contacts(records[a].kind, records[b].kind)
         self.pairs = table
         self.bound = bound
-        kinds = self.geoms[:, _c.G_KIND]
-        self.ground_only = bool(np.all((kinds[table[:, _c.P_A].astype(int)] == PLANE)
-                                       | (kinds[table[:, _c.P_B].astype(int)] == PLANE)))
+        kinds = {tuple(sorted((KIND_CODE[records[a].kind], KIND_CODE[records[b].kind]))) for a, b in pairs}
+        self.tier = ("ground" if all(k[0] == PLANE for k in kinds) else
+                     "primitive" if kinds <= PRIMITIVE_PAIRS else "general")
         if max_contacts is None:
             K = max(1, min(bound, DEFAULT_MAX_CONTACTS))
         elif isinstance(max_contacts, (int, np.integer)) and max_contacts >= 1:
@@ -175,7 +195,7 @@ class Collider:
         else:
             raise InputError(f"max_contacts must be a whole number >= 1, got {max_contacts!r}")
         self.max_contacts = K
-        for a in (self.geoms, self.pairs, self.vertices):
+        for a in (self.geoms, self.pairs, self.vertices, self.graph):
             a.setflags(write=False)
 
     @property
@@ -200,15 +220,37 @@ def _environment(model, environment):
     raise InputError(f"environment must be a screwdyn.Environment (or obstacles), got {type(environment).__name__}")
 
 
+def hull_graph(vertices, faces) -> np.ndarray:
+    """The vertex graph of a convex polytope for its support search
+    (``screwdyn.algorithms.narrowphase.hull_support``), int64: the indices of its vertices of least
+    and largest x, y, z (six), then for each of its ``n`` vertices where its neighbours start
+    (``n + 1`` offsets), then the neighbours (the other ends of the edges of ``faces``)."""
+    V = np.asarray(vertices, dtype=float)
+    n = len(V)
+    F = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    edges = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    edges = np.unique(np.sort(np.concatenate([edges, edges[:, ::-1]]), axis=1), axis=0)
+    both = np.concatenate([edges, edges[:, ::-1]])
+    both = both[np.lexsort((both[:, 1], both[:, 0]))]
+    offsets = np.searchsorted(both[:, 0], np.arange(n + 1))
+    extremes = np.concatenate([[np.argmin(V[:, j]), np.argmax(V[:, j])] for j in range(3)])
+    return np.concatenate([extremes, offsets, both[:, 1]]).astype(np.int64)
+
+
 def _geom_table(model, records, body_of, pose_of):
     rows = np.zeros((len(records), _c.GEOM_WIDTH))
-    verts = []
-    nv = 0
+    verts, graphs = [], []
+    nv = ng = 0
     for g, (c, b, T) in enumerate(zip(records, body_of, pose_of)):
         row = rows[g]
+        row[_c.G_GADR] = -1
         T = np.array(T)
         if c.kind == "convex":        # the polytope about the centre of its bounding box: a tighter sphere
-            V = np.asarray(c.vertices)
+            V, F = (np.asarray(x) for x in c.hull())
+            graph = hull_graph(V, F)
+            row[_c.G_GADR] = ng
+            graphs.append(graph)
+            ng += len(graph)
             centre = 0.5 * (V.min(axis=0) + V.max(axis=0))
             V = V - centre
             T[:3, 3] = T[:3, :3] @ centre + T[:3, 3]
@@ -224,7 +266,8 @@ def _geom_table(model, records, body_of, pose_of):
         row[_c.G_POSE + 9:_c.G_POSE + 12] = T[:3, 3]
         row[_c.G_SIZE:_c.G_SIZE + 3] = c.half_sizes
     vertices = np.ascontiguousarray(np.vstack(verts)) if verts else np.zeros((1, 3))
-    return rows, vertices
+    graph = np.concatenate(graphs) if graphs else np.zeros(1, dtype=np.int64)
+    return rows, vertices, graph
 
 
 def _masks(a: Collision, b: Collision) -> bool:
@@ -308,7 +351,7 @@ def detect(model: Model, q, environment=None, *, self_collision=False, max_conta
     """
     col = collider(model, environment, self_collision=self_collision, max_contacts=max_contacts)
     K = col.max_contacts
-    kernel = _GROUND if col.ground_only else _DETECT
-    data, count = dispatch.call(kernel, model, (q,), shape=((K, _c.WIDTH), (1,)),
-                                params=(col.geoms, col.pairs, col.vertices))
-    return Contacts(data, count[..., 0].astype(np.int64))
+    data, count = dispatch.call(_KERNELS[col.tier], model, (q,), shape=((K, _c.WIDTH), (1,)),
+                                params=(col.geoms, col.pairs, col.vertices, col.graph))
+    found = count[..., 0]
+    return Contacts(data, int(found) if found.ndim == 0 else found.astype(np.int64))

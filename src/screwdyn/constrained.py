@@ -35,6 +35,8 @@ _MOTION = Kernel("constrained", "constraint_motion")
 _DELASSUS = Kernel("constrained", "delassus")
 _DYNAMICS = Kernel("constrained", "constrained_dynamics")
 F64 = np.dtype(np.float64)
+_ND = np.ndarray
+_empty = np.empty
 _NO_FEXT = np.zeros((1, 6))
 _NO_FEXT3 = _NO_FEXT.reshape(1, 1, 6)
 # the default proximal damping, relative to the Delassus matrix's largest diagonal entry (docs/theory.md §15.5)
@@ -70,16 +72,18 @@ def _run(kernel, model, cd, m, floats, states, names, params, shapes, fext=None)
     """``kernel`` on ``states`` (arrays ``(nq,)``/``(nv,)`` or batches that broadcast): its outputs,
     one per ``shapes`` entry (one state's shape), with the batch's leading axes."""
     if fext is None and floats <= STACK_LIMIT:   # the fast path: one state of float64 vectors
-        try:
-            if all(type(s) is np.ndarray and s.dtype is F64 and s.ndim == 1 for s in states):
-                outs = [np.empty(sh) for sh in shapes]
-                code = kernel.one(model._kd, *states, *_NO_FEXT_ARGS[kernel.entry.fext], cd, *params, *outs)
-                if code == 0:
-                    return outs
-                if code != Status.NOT_FAST:
-                    _raise(code, names)
-        except (AttributeError, TypeError):   # (what is no array: the general path says why)
-            pass
+        fast = True
+        for s in states:
+            if type(s) is not np.ndarray or s.dtype is not F64 or s.ndim != 1:
+                fast = False
+                break
+        if fast:
+            outs = [_empty(sh) for sh in shapes]
+            code = kernel.one(model._kd, *states, *_NO_FEXT_ARGS[kernel.entry.fext], cd, *params, *outs)
+            if code == 0:
+                return outs
+            if code != Status.NOT_FAST:
+                _raise(code, names)
     n = model.n
     sizes = [model.nq if nm == "q" else n for nm in names]
     states = [vector(s, k, nm) for s, k, nm in zip(states, sizes, names)]
@@ -129,6 +133,7 @@ def _run(kernel, model, cd, m, floats, states, names, params, shapes, fext=None)
 
 
 _NO_FEXT_ARGS = {True: (_NO_FEXT, False), False: ()}
+_FORWARD, _IMPULSE = 0, 1   # the kernel's modes (algorithms.constrained.FORWARD, IMPULSE; tests check them)
 
 
 def _kernels():
@@ -248,8 +253,16 @@ def constrained_forward_dynamics(model, q, qd, tau, constraints=(), f_ext=None, 
     """
     cd, m, floats = _constraints(model, constraints, _DYNAMICS)
     mu, accuracy, max_iter = _settings(mu, accuracy, max_iter)
+    if (f_ext is None and floats <= STACK_LIMIT and type(q) is _ND and type(qd) is _ND and type(tau) is _ND
+            and q.dtype is F64 and qd.dtype is F64 and tau.dtype is F64 and q.ndim == 1 and qd.ndim == 1
+            and tau.ndim == 1):   # one state (a controller's call): the kernel without _run's generality
+        qdd, lam, info = _empty(model.n), _empty(m), _empty(2)
+        code = _DYNAMICS.one(model._kd, q, qd, tau, _NO_FEXT, False, cd, 0.0, _FORWARD, mu, accuracy, max_iter, qdd,
+                             lam, info)
+        if code == 0:
+            return (qdd, lam, _info(info)) if return_info else (qdd, lam)
     qdd, lam, info = _run(_DYNAMICS, model, cd, m, floats, (q, qd, tau), ("q", "qd", "tau"),
-                          (0.0, False, mu, accuracy, max_iter), ((model.n,), (m,), (2,)), f_ext)
+                          (0.0, _FORWARD, mu, accuracy, max_iter), ((model.n,), (m,), (2,)), f_ext)
     return (qdd, lam, _info(info)) if return_info else (qdd, lam)
 
 
@@ -277,7 +290,7 @@ def impulse_dynamics(model, q, qd_minus, constraints=(), restitution=0.0, *, mu=
         raise InputError(f"restitution must be in [0, 1], got {r}")
     qd_minus = vector(qd_minus, model.n, "qd_minus")
     qd_plus, lam, info = _run(_DYNAMICS, model, cd, m, floats, (q, qd_minus, np.zeros(qd_minus.shape)),
-                              ("q", "qd_minus", "tau"), (r, True, mu, accuracy, max_iter), ((model.n,), (m,), (2,)))
+                              ("q", "qd_minus", "tau"), (r, _IMPULSE, mu, accuracy, max_iter), ((model.n,), (m,), (2,)))
     return (qd_plus, lam, _info(info)) if return_info else (qd_plus, lam)
 
 

@@ -27,7 +27,8 @@ the opposite, at its own point): ``M qdd + h = tau + J^T lam`` (the sign of Pino
 ``baumgarte=(Kp, Kd)`` adds the corrector ``J qdd + gamma = -Kd J qd - Kp e`` (Pinocchio's
 ``corrector``; ``e`` the position error, §15.3) that pulls a drifting constraint back; both zero
 by default. A contact's position error is measured from ``anchor`` (a world point for a
-:class:`PointContact`, a world pose for a :class:`FrameContact`), which ``Kp > 0`` needs.
+:class:`PointContact`, a world pose for a :class:`FrameContact`), which ``Kp > 0`` needs; a contact
+without one has no position error (``e = 0``).
 
 The kernels read a set of constraints packed as :mod:`screwdyn.algorithms.constraint_layout`
 describes (:func:`pack`); :mod:`screwdyn.algorithms.constraint_kinds` is the only code that
@@ -38,8 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from .algorithms.constraint_layout import (
-    CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, CWIDTH, FRAME,
-    JOINT, LOCAL, POINT, WORLD,
+    CANCHORED, CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, CWIDTH,
+    FRAME, JOINT, LOCAL, POINT, WORLD,
 )
 from .errors import InputError, ModelError
 
@@ -182,6 +183,7 @@ class Constraint:
             r[col:col + 9] = T[:3, :3].reshape(9)
             r[col + 9:col + 12] = T[:3, 3]
         r[CKP], r[CKD], r[CROW], r[CSIZE] = self.Kp, self.Kd, row, self.size
+        r[CANCHORED] = 1.0 if getattr(self, "anchored", True) else 0.0
         return r, np.zeros(0)
 
 
@@ -216,7 +218,9 @@ class PointContact(_Contact):
     ``frame``: a frame name (or index) of ``model``; ``offset``: the point in that frame [m].
     ``reference``: ``"local"`` (the force in the frame's axes) or ``"world"`` (world axes).
     ``anchor``: the world point the contact point is held at (its position error, ``e = p - anchor``
-    in the reference's axes, is corrected when ``Kp > 0``). ``baumgarte``: ``(Kp, Kd)``.
+    in the reference's axes, is corrected when ``Kp > 0`` and by a simulation's projection; without
+    an anchor ``e = 0``: only the point's acceleration, and velocity, are held). ``baumgarte``:
+    ``(Kp, Kd)``.
 
     >>> import screwdyn
     >>> solo = screwdyn.models.load("solo12")
@@ -234,6 +238,7 @@ class PointContact(_Contact):
         offset = _vector3(offset, who, "offset")
         if anchor is None and self.Kp > 0:
             raise InputError(f"{who}: Kp > 0 corrects the position error from an anchor: give anchor (a world point)")
+        self.__dict__["anchored"] = anchor is not None
         anchor = np.zeros(3) if anchor is None else _vector3(anchor, who, "anchor")
         self._set_contact(model, who, f, f[2] @ _translation(offset), _translation(anchor))
         self._freeze(offset=offset, anchor=anchor)
@@ -244,7 +249,8 @@ class FrameContact(_Contact):
     the ground, a welded end effector; Pinocchio's ``CONTACT_6D`` with the world).
 
     ``anchor``: the world pose ``(4, 4)`` the frame is held at (position error ``e = log(T_anchor^-1
-    T_frame)``, corrected when ``Kp > 0``). Other arguments as :class:`PointContact`.
+    T_frame)``, corrected when ``Kp > 0`` and by a simulation's projection; ``e = 0`` without an
+    anchor). Other arguments as :class:`PointContact`.
     """
 
     kind, size = "frame", 6
@@ -255,6 +261,7 @@ class FrameContact(_Contact):
         f = _frame(model, frame, who)
         if anchor is None and self.Kp > 0:
             raise InputError(f"{who}: Kp > 0 corrects the pose error from an anchor: give anchor (a world pose)")
+        self.__dict__["anchored"] = anchor is not None
         anchor = np.eye(4) if anchor is None else _pose(anchor, who, "anchor")
         self._set_contact(model, who, f, f[2], anchor)
         self._freeze(anchor=anchor)

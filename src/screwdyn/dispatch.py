@@ -10,9 +10,9 @@ converts and copies once, then calls the same entry points. Sizes and values are
 never in the kernels' loops; a NaN or inf is found by the kernel (``status[k]``) and reported here
 with the argument's name and the batch index.
 
-Entry points are compiled on first use, or loaded from numba's cache (the package ships one for the
-machine it was installed on: ``setup.py``). When a first call has to compile, it says so once, on
-stderr. A model whose work does not fit the stack of numba's threads runs its states one at a time,
+Entry points are compiled on first use, or loaded from numba's cache (``pip install`` compiles the
+main ones into the package: :mod:`screwdyn.precompile`). When a first call has to compile, it says so
+once, on stderr. A model whose work does not fit the stack of numba's threads runs its states one at a time,
 on the main thread's stack or on a thread with a stack made for it (:func:`on_large_stack`).
 """
 from __future__ import annotations
@@ -21,19 +21,19 @@ import importlib
 import math
 import os
 import threading
-import time
 
 import numpy as np
 
-from . import _dask
-from .algorithms.internals import MODE, cache_has, compile_note, say
+from . import _dask, _gpu
+from .algorithms.target import MODE, cache_has, compile_note, say
 from .algorithms.status import Status
 from .algorithms.work import STACK_LIMIT
 from .errors import InputError, ModelError, TooLargeError
 from .model import Model
 from .spatial import Ad, inverse_transform
 
-__all__ = ["Kernel", "call", "vector", "q_broadcasts", "check_model", "output", "external_wrenches", "raise_status", "check_room",
+__all__ = ["Kernel", "kernels", "call", "vector", "q_broadcasts", "check_model", "output", "external_wrenches",
+           "raise_status", "check_room",
            "finite_result", "statuses"]
 
 F64 = np.dtype(np.float64)
@@ -95,13 +95,17 @@ class Kernel:
         compiled = entry.compiled.get(key)
         if compiled is None:
             dispatcher = entry.one if which == "one" else entry.batch
+            if not hasattr(dispatcher, "compile"):   # NUMBA_DISABLE_JIT=1: the kernel is its Python function
+                compiled = entry.compiled[key] = dispatcher
+                return compiled
             signature = entry.signature(which, lanes)
             if not Kernel._said and not cache_has(dispatcher, signature):
                 with Kernel._lock:
                     if not Kernel._said:
                         Kernel._said = True
-                        say("compiling the numba kernels for this machine (the first call of each function takes "
-                            f"1-20 s, about a minute for all; {compile_note()}); numba mode: {MODE}")
+                        say(f"compiling {entry.name} on its first use (seconds; each function's first call "
+                            f"compiles what it uses, once: 'screwdyn compile' does all ahead; {compile_note()}; "
+                            f"numba mode {MODE})")
             compiled = entry.compiled[key] = dispatcher.compile(signature)
         return compiled
 
@@ -536,10 +540,13 @@ def call(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=No
 
 def general(kernel: Kernel, model, states, shape=None, fext=None, params=(), out=None):
     """:func:`call` for any input: checks, converts and copies, then the same entry points (a Dask
-    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`)."""
+    array: mapped over its chunks, :func:`screwdyn._dask.call_kernel`; a PyTorch, JAX or CuPy array or
+    a numba device array, on the CPU or a GPU: :func:`screwdyn._gpu.call_kernel`)."""
     check_model(model)
     if _dask.any_dask(*states, fext):
         return _dask.call_kernel(kernel, model, states, shape, fext, params, out)
+    if _gpu.any_foreign(*states, fext):   # a tensor, a CuPy or JAX array, on the CPU or a GPU
+        return _gpu.call_kernel(kernel, model, states, shape, fext, params, out)
     entry = kernel.entry
     names = entry.states
     n = model.n
@@ -664,24 +671,3 @@ def kernels():
         module = importlib.import_module(f"{algorithms.__name__}.{info.name}")
         found += [Kernel(info.name, key) for key in getattr(module, "ENTRIES", {})]
     return found
-
-
-def precompile(report=None):
-    """Compile every entry point (one state; batches with the kernel's LANES and with one lane) into
-    numba's cache, or load it from there. ``pip install`` runs this while it builds the package
-    (``setup.py``), so that an installed package's first calls load instead of compiling;
-    ``screwdyn compile`` runs it for another cache (``NUMBA_CACHE_DIR``, a read-only install).
-    ``report(name, seconds)`` hears of each. Returns the total time."""
-    total = 0.0
-    Kernel._said = True   # compiling is what was asked for
-    for kernel in kernels():
-        variants = [("one", None)] + ([("batch", kernel.entry.lanes), ("batch", 1)] if kernel.entry.lanes
-                                      else [("batch", None)])
-        for which, lanes in variants:
-            t0 = time.perf_counter()
-            kernel.bind(which, lanes)
-            dt = time.perf_counter() - t0
-            total += dt
-            if report:
-                report(f"{kernel.key} {which}" + (f" ({lanes} lanes)" if lanes else ""), dt)
-    return total

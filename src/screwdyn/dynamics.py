@@ -263,7 +263,8 @@ def forward_dynamics_derivatives(model: Model, q, qd, tau, f_ext=None, friction=
 LINEARIZE_SCHEMES = ("rk4", "semi_implicit_euler", "euler")
 
 
-def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=False, scheme="rk4", out=None):
+def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=False, scheme="rk4", constraints=None,
+              out=None):
     """The linearization of the dynamics about a state (docs/theory.md §14.5).
 
     The state is ``x = (q, qd)`` in tangent coordinates (``2 nv`` entries: a free-flyer's ``dq`` is
@@ -289,6 +290,14 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
     and ``friction``), so that ``qdd = 0`` there. ``f_ext`` and ``friction`` as in
     :func:`forward_dynamics` (held, and the model's viscous damping, respectively).
 
+    Under constraints (``constraints``, added to ``model.constraints`` as by every constrained
+    function; a model with ``model.constraints`` is always linearized under them): the same pairs of
+    the constrained dynamics ``qdd = FD_c(q, qd, tau)`` of :func:`screwdyn.constrained_forward_dynamics`
+    (Baumgarte gains included, docs/theory.md §17.8), its derivatives by
+    :func:`screwdyn.constrained_forward_dynamics_derivatives` (``B``'s block ``dqdd_dtau`` in place of
+    ``M^{-1}``); ``tau`` None is then ``constrained_inverse_dynamics(q, qd, 0, strict=False)``'s torque.
+    The discrete steps are those of the scheme on that ODE (no projection onto the constraints).
+
     One state or a batch ``(..., nq)``, ``(..., nv)``; returns ``(A (..., 2nv, 2nv), B (..., 2nv, nv))``, into
     ``out = (A, B)`` when given (C-contiguous float64 arrays of those shapes).
 
@@ -313,10 +322,9 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
                              "not available (its step moves q on the configuration manifold); the continuous pair "
                              "(dt=None) is")
     q, qd = vector(q, model.nq, "q", q_broadcasts(model)), vector(qd, n, "qd")
-    if tau is None:
-        tau = inverse_dynamics(model, q, qd, _zero(model), f_ext, friction)
-    tau = vector(tau, n, "tau")
-    Fq, Fv, Minv = forward_dynamics_derivatives(model, q, qd, tau, f_ext, friction)
+    accel, derivatives, hold = _dynamics(model, constraints, f_ext, friction)
+    tau = vector(hold(q, qd) if tau is None else tau, n, "tau")
+    Fq, Fv, Minv = derivatives(q, qd, tau)
     batch = Fq.shape[:-2]
     A = output(None if out is None else out[0], batch + (2 * n, 2 * n), "out[0]")
     B = output(None if out is None else out[1], batch + (2 * n, n), "out[1]")
@@ -346,7 +354,7 @@ def linearize(model: Model, q, qd, tau=None, dt=None, *, f_ext=None, friction=Fa
         B[..., n:, :] = h * Minv
         B[..., :n, :] = h * B[..., n:, :]
     else:
-        _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, (Fq, Fv, Minv), A, B)
+        _rk4_step_derivatives(model, q, qd, tau, accel, derivatives, h, (Fq, Fv, Minv), A, B)
     return A, B
 
 
@@ -366,10 +374,42 @@ def _lie_blocks(model, qd, A):
         A[..., a:a + k, a:a + k] = -adV[..., :k, :k]
 
 
-def _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, first, A, B):
+def _dynamics(model, constraints, f_ext, friction):
+    """``(accel, derivatives, hold)`` of the dynamics :func:`linearize` differentiates: ``accel(q, qd, tau)``
+    the acceleration, ``derivatives(q, qd, tau)`` its ``(dqdd_dq, dqdd_dqd, dqdd_dtau)``, ``hold(q, qd)`` the
+    torque of ``qdd = 0``: forward dynamics, or with constraints (given, or the model's) constrained forward
+    dynamics, with ``f_ext`` and ``friction`` held."""
+    if constraints is None and not model.constraints:
+        return (lambda q, qd, tau: forward_dynamics(model, q, qd, tau, f_ext, friction=friction),
+                lambda q, qd, tau: forward_dynamics_derivatives(model, q, qd, tau, f_ext, friction),
+                lambda q, qd: inverse_dynamics(model, q, qd, _zero(model), f_ext, friction))
+    from .constrained import constrained_forward_dynamics, constrained_inverse_dynamics
+    from .constrained_derivatives import constrained_forward_dynamics_derivatives
+
+    cons = () if constraints is None else constraints
+
+    def driven(qd, tau):
+        return tau - friction_torques(model, qd) if friction else tau
+
+    def accel(q, qd, tau):
+        return constrained_forward_dynamics(model, q, qd, driven(qd, tau), cons, f_ext)[0]
+
+    def derivatives(q, qd, tau):
+        Fq, Fv, Fu = constrained_forward_dynamics_derivatives(model, q, qd, driven(qd, tau), cons, f_ext)[:3]
+        return Fq, (Fv - Fu * model.damping if friction else Fv), Fu
+
+    def hold(q, qd):
+        tau = constrained_inverse_dynamics(model, q, qd, np.zeros(np.shape(qd)), cons, f_ext, strict=False)[0]
+        return tau + friction_torques(model, qd) if friction else tau
+
+    return accel, derivatives, hold
+
+
+def _rk4_step_derivatives(model, q, qd, tau, accel, derivatives, h, first, A, B):
     """``A = d x' / d x``, ``B = d x' / d tau`` of the RK4 step ``x' = x + h/6 (k1 + 2 k2 + 2 k3 + k4)``,
     ``k_s = f(x_s)``, ``x_1 = x``, ``x_2 = x + h/2 k1``, ``x_3 = x + h/2 k2``, ``x_4 = x + h k3`` (docs/theory.md
-    §14.5): ``dk_s = J(x_s) dx_s`` with ``J = [[0, 1], [dqdd_dq, dqdd_dqd]]`` and ``B``-part ``M^{-1}``."""
+    §14.5): ``dk_s = J(x_s) dx_s`` with ``J = [[0, 1], [dqdd_dq, dqdd_dqd]]`` and ``B``-part ``dqdd_dtau``
+    (``M^{-1}`` without constraints), ``accel`` and ``derivatives`` of :func:`_dynamics`."""
     n = model.n
     batch = first[0].shape[:-2]
     eye2 = np.eye(2 * n)
@@ -381,7 +421,7 @@ def _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, first, A, B):
     derivs = first
     for stage, (c, w) in enumerate(((0.5, 1.0), (0.5, 2.0), (1.0, 2.0), (None, 1.0))):
         if stage:
-            derivs = forward_dynamics_derivatives(model, qs, vs, tau, f_ext, friction)
+            derivs = derivatives(qs, vs, tau)
         Fq, Fv, Minv = derivs
         # k = (v, a): dk/dx = [[Xx_v], [Fq Xx_q + Fv Xx_v]], dk/dtau = [[Xu_v], [Fq Xu_q + Fv Xu_v + Minv]]
         Kx = np.concatenate((Xx[..., n:, :], Fq @ Xx[..., :n, :] + Fv @ Xx[..., n:, :]), axis=-2)
@@ -390,7 +430,7 @@ def _rk4_step_derivatives(model, q, qd, tau, f_ext, friction, h, first, A, B):
         B += (h * w / 6.0) * Ku
         if c is None:
             break
-        a = forward_dynamics(model, qs, vs, tau, f_ext, friction=friction)
+        a = accel(qs, vs, tau)
         qs, vs = q + (c * h) * vs, qd + (c * h) * a
         Xx = eye2 + (c * h) * Kx
         Xu = (c * h) * Ku

@@ -108,7 +108,7 @@ COLLISION_KINDS = {
     "capsule": "(radius, length) [m]: a cylinder along z with hemispheres on its ends, centred on the origin",
     "cylinder": "(radius, length) [m], the axis along z, centred on the origin",
     "box": "edge lengths (x, y, z) [m], centred on the origin",
-    "convex": "(): a convex polytope, the hull of ``vertices`` (V, 3) (a mesh kept as its convex hull)",
+    "convex": "(): a convex polytope, the hull of ``vertices`` (V, 3), or of a mesh file's (``path``, ``scale``)",
 }
 DEFAULT_FRICTION = (1.0, 0.005, 0.0001)   # MuJoCo's: sliding, torsional [m], rolling [m]
 DEFAULT_SOLREF = (0.02, 1.0)              # MuJoCo's: time constant [s], damping ratio
@@ -140,8 +140,10 @@ class Collision:
         origin      (4, 4)       pose of the geometry in the link's frame (in the world when link is None)
         size        tuple        sphere (radius,); capsule, cylinder (radius, length); box (x, y, z) edge
                                  lengths; () for a plane and a convex polytope [m]
-        vertices    (V, 3) | None  a convex polytope's vertices in the geometry's frame (its hull's)
-        faces       (F, 3) | None  its hull's triangles (for drawing)
+        vertices    (V, 3) | None  a convex polytope given by points in the geometry's frame (it is their hull)
+        faces       (F, 3) | None  the hull's triangles when ``vertices`` are its vertices (else found)
+        path        str | None   a convex polytope given by a mesh file: the hull of its vertices times
+        scale       (3,)         ``scale``, read on first use (:meth:`hull`; trimesh)
         name        str          the URDF <collision name> or the MJCF geom name ("" when none)
         filename    str          the mesh file a polytope is the hull of ("" when none)
         contype, conaffinity  int  MuJoCo's bit masks: a and b may touch when
@@ -161,7 +163,8 @@ class Collision:
         solmix      float        MuJoCo's solmix: the weight of this surface's solref and solimp
         group       int          MuJoCo's geom group (for drawing)
 
-    The defaults are MuJoCo's (``DEFAULT_FRICTION``, ``DEFAULT_SOLREF``, ``DEFAULT_SOLIMP``).
+    The defaults are MuJoCo's (``DEFAULT_FRICTION``, ``DEFAULT_SOLREF``, ``DEFAULT_SOLIMP``). A
+    polytope's vertices and triangles are :meth:`hull`'s.
     """
 
     link: str | None
@@ -170,6 +173,8 @@ class Collision:
     size: tuple = ()
     vertices: np.ndarray | None = None
     faces: np.ndarray | None = None
+    path: str | None = None
+    scale: tuple = (1.0, 1.0, 1.0)
     name: str = ""
     filename: str = ""
     contype: int = 1
@@ -197,8 +202,10 @@ class Collision:
         set_ = object.__setattr__
         set_(self, "origin", origin)
         set_(self, "size", _numbers(self.size, _SIZES[self.kind], f"the size of a {self.kind}", low=0.0))
-        if (self.vertices is None) != (self.kind != "convex"):
-            raise ValueError("Collision: a convex polytope, and only it, has vertices")
+        if (self.vertices is None and self.path is None) != (self.kind != "convex") or (
+                self.vertices is not None and self.path is not None):
+            raise ValueError("Collision: a convex polytope, and only it, has vertices or a mesh path (one of them)")
+        set_(self, "scale", _numbers(self.scale, 3, "scale"))
         if self.vertices is not None:
             V = np.array(self.vertices, dtype=float).reshape(-1, 3)
             if len(V) == 0 or not np.all(np.isfinite(V)):
@@ -249,9 +256,31 @@ class Collision:
         if self.kind == "plane":
             return float("inf")
         if self.kind == "convex":
-            return float(np.sqrt((self.vertices ** 2).sum(axis=1).max()))
+            return float(np.sqrt((self.hull()[0] ** 2).sum(axis=1).max()))
         return {"sphere": s[0], "capsule": s[0] + s[1], "cylinder": float(np.hypot(s[0], s[1])),
                 "box": float(np.linalg.norm(s))}[self.kind]
+
+    def hull(self):
+        """``(vertices (V, 3), faces (F, 3))`` of a convex polytope: the convex hull of its
+        ``vertices``, or of its mesh file's scaled vertices (read once per file and scale, with
+        trimesh; a :class:`CollisionWarning`-worthy failure raises ``OSError``); faces wound
+        counter-clockwise seen from outside. None for the other kinds."""
+        if self.kind != "convex":
+            return None
+        found = self.__dict__.get("_hull")
+        if found is None:
+            from .io.collisions import convex_hull, mesh_hull
+            if self.vertices is not None and self.faces is not None:
+                found = (self.vertices, self.faces)
+            elif self.vertices is not None:
+                found = convex_hull(self.vertices)
+            else:
+                found = mesh_hull(self.path, self.scale)
+            object.__setattr__(self, "_hull", found)
+        return found
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_hull"}
 
     def replace(self, **changes) -> "Collision":
         """A copy with some fields changed (a record is immutable), checked again."""
@@ -261,5 +290,6 @@ class Collision:
 
     def __repr__(self):
         where = "world" if self.link is None else repr(self.link)
-        what = f"{len(self.vertices)} vertices" if self.kind == "convex" else ", ".join(f"{x:g}" for x in self.size)
+        what = (f"{len(self.vertices)} vertices" if self.vertices is not None else self.filename or str(self.path)) \
+            if self.kind == "convex" else ", ".join(f"{x:g}" for x in self.size)
         return f"Collision({where}, {self.kind}({what}){', ' + repr(self.name) if self.name else ''})"

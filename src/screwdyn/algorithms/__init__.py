@@ -13,6 +13,11 @@ module             contents
 ``energy``         energies, centre of mass, momentum
 ``kinematics``     poses, Jacobians, ``Jdot qd``
 ``regressor``      the joint-torque regressor ``Y`` with ``tau = Y pi``
+``constrained``    constrained dynamics: the constraint Jacobian and drift, the Delassus matrix,
+                   forward dynamics under constraints and impulses
+``kkt``            the sparse KKT factorization and the proximal solve of constrained dynamics
+``constraint_kinds``  the constraint interface (the only code that branches on the constraint kind)
+``constraint_layout`` the packed constraint array the constrained kernels read
 ``joints``         the joint interface (the only code that branches on the joint type)
 ``spatial_kernels`` / ``inertia_kernels``   spatial algebra and inertias in plain numbers
 ``layout``         the packed model array the kernels read
@@ -27,6 +32,6 @@ a single state and a batch run the same compiled code.
 """
 import os
 
-from .internals import install_cache_stamp
+from .target import install_cache_stamp
 
 install_cache_stamp(os.path.dirname(os.path.abspath(__file__)))   # before any kernel is decorated

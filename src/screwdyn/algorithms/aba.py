@@ -30,15 +30,16 @@ The symmetric ``IA_i`` are held as their 21 upper-triangle numbers (:data:`.iner
 ``L`` states run side by side (:mod:`.work`); ``F_ext_i`` is in body ``i``'s frame, as in :mod:`.rnea`.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .inertia_kernels import articulated, articulated_shift, body_inertia, inertia_apply, inertia_rotate, massless
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, scratch, stack, window
+from .internals import release_gil, restore_gil, scratch, stack, window
 from .joints import in_parent_frame, joint_poses, joint_screw, joint_velocities, screw_half
 from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, aligned, aligned_in_parent, cross_force, rotate6, translate_twist, translate_wrench
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, get3, get6, get9, get12, get21, is_rows, is_vector, lanes_of, q_size, load,
     load_wrenches, put, row, store, units,
@@ -112,15 +113,50 @@ def put_body(Rw, r, J, V, C, IA, pA, l, Ri, ri, Ji, Vi, qdi, I, empty):
     put(r, l, ri)
     put(J, l, Ji)
     put(V, l, Vi)
-    c0, c1, c2, c3, c4, c5 = ad(Vi, Ji)                                          # c_i = [ad_V_i] J_i qd_i
-    put(C, l, (qdi * c0, qdi * c1, qdi * c2, qdi * c3, qdi * c4, qdi * c5))
+    Ci, IAi, pAi = body_bias(Ri, Ji, Vi, qdi, I, empty)
+    put(C, l, Ci)
+    put(IA, l, IAi)
+    put(pA, l, pAi)
+
+
+@njit(**HELPER)
+def body_bias(Ri, Ji, Vi, qdi, I, empty):
+    """Pass 1's ``c_i = [ad_V_i] J_i qd_i``, ``IA_i = Y_i`` (21 numbers) and ``pA_i = V_i x* Y_i V_i`` of
+    body ``i`` from its axes ``R_i``, joint axis ``J_i``, twist ``V_i`` and inertia ``I`` in its own
+    frame (``IA_i``, ``pA_i`` zero when the body is ``empty``: no inertia)."""
+    c0, c1, c2, c3, c4, c5 = ad(Vi, Ji)
+    Ci = (qdi * c0, qdi * c1, qdi * c2, qdi * c3, qdi * c4, qdi * c5)
     if empty:
-        put(IA, l, ZERO21)
-        put(pA, l, ZERO6)
-    else:
-        Yi = inertia_rotate(Ri, I)
-        put(IA, l, articulated(Yi))
-        put(pA, l, cross_force(Vi, inertia_apply(Yi, Vi)))
+        return Ci, ZERO21, ZERO6
+    Yi = inertia_rotate(Ri, I)
+    return Ci, articulated(Yi), cross_force(Vi, inertia_apply(Yi, Vi))
+
+
+@njit(**HELPER)
+def joint_pivot(IA, J, pA, tau, arm, c):
+    """Pass 2's ``U_i = IA_i J_i``, ``D_i = J_i^T U_i + armature_i`` and ``u_i = tau_i - J_i^T pA_i``,
+    for ``J_i`` whose nonzero half starts at ``c`` (0: a rotation, 3: a translation; a constant in
+    the caller's loop, :func:`.joints.screw_half`)."""
+    if c == 0:
+        J0, J1, J2 = J[0], J[1], J[2]
+        U = articulated_apply_half(IA, (J0, J1, J2), 0)
+        return U, arm + (J0 * U[0] + J1 * U[1] + J2 * U[2]), tau - (J0 * pA[0] + J1 * pA[1] + J2 * pA[2])
+    J3, J4, J5 = J[3], J[4], J[5]
+    U = articulated_apply_half(IA, (J3, J4, J5), 1)
+    return U, arm + (J3 * U[3] + J4 * U[4] + J5 * U[5]), tau - (J3 * pA[3] + J4 * pA[4] + J5 * pA[5])
+
+
+@njit(**HELPER)
+def joint_acceleration(h, C, U, u, D, J):
+    """Pass 3 of body ``i`` from ``h = X_i a_p`` (its parent's acceleration moved to it): ``a' = h +
+    c_i``, ``qdd_i = (u_i - U_i^T a') / D_i``, ``a_i = a' + J_i qdd_i``. Returns ``(qdd_i, a_i)``."""
+    h0, h1, h2, h3, h4, h5 = h
+    c0, c1, c2, c3, c4, c5 = C
+    h0, h1, h2, h3, h4, h5 = h0 + c0, h1 + c1, h2 + c2, h3 + c3, h4 + c4, h5 + c5
+    U0, U1, U2, U3, U4, U5 = U
+    qddi = (u - U0 * h0 - U1 * h1 - U2 * h2 - U3 * h3 - U4 * h4 - U5 * h5) / D
+    J0, J1, J2, J3, J4, J5 = J
+    return qddi, (h0 + J0 * qddi, h1 + J1 * qddi, h2 + J2 * qddi, h3 + J3 * qddi, h4 + J4 * qddi, h5 + J5 * qddi)
 
 
 @njit(**KERNEL)
@@ -205,18 +241,12 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
             c = 3 * screw_half(kd, i)     # J_i's nonzero half: 0 (a rotation) or 3 (a translation)
             if c == 0:
                 for l in range(m):
-                    Ui = articulated_apply_half(get21(IA[i], l), get3(J[i], l), 0)        # U_i = IA_i J_i
+                    Ui, D[i, l], u[i, l] = joint_pivot(get21(IA[i], l), get6(J[i], l), get6(pA[i], l), TAU[i, l], arm, 0)
                     put(U[i], l, Ui)
-                    J0, J1, J2 = get3(J[i], l)
-                    D[i, l] = arm + (J0 * Ui[0] + J1 * Ui[1] + J2 * Ui[2])
-                    u[i, l] = TAU[i, l] - (J0 * pA[i, 0, l] + J1 * pA[i, 1, l] + J2 * pA[i, 2, l])
             else:
                 for l in range(m):
-                    Ui = articulated_apply_half(get21(IA[i], l), get3(J[i, 3:], l), 1)
+                    Ui, D[i, l], u[i, l] = joint_pivot(get21(IA[i], l), get6(J[i], l), get6(pA[i], l), TAU[i, l], arm, 3)
                     put(U[i], l, Ui)
-                    J3, J4, J5 = get3(J[i, 3:], l)
-                    D[i, l] = arm + (J3 * Ui[3] + J4 * Ui[4] + J5 * Ui[5])
-                    u[i, l] = TAU[i, l] - (J3 * pA[i, 3, l] + J4 * pA[i, 4, l] + J5 * pA[i, 5, l])
             for l in range(m):
                 d = D[i, l]
                 if not d > 0.0 and bad[l] == 0:   # (NaN: the numbers overflowed)
@@ -244,19 +274,13 @@ def aba(kd, q, qd, tau, fext, use_fext, qdd, status, k0, k1, lanes):
             copy_lanes(V[int(kd[i, PARENT])], P, m)
             inner = E[i] == 1
             for l in range(m):
-                h0, h1, h2, h3, h4, h5 = get6(P, l) if inner else translate_twist(get3(r[i], l), get6(P, l))   # a' = X_i a_p + c_i
-                c0, c1, c2, c3, c4, c5 = get6(C[i], l)
-                h0, h1, h2, h3, h4, h5 = h0 + c0, h1 + c1, h2 + c2, h3 + c3, h4 + c4, h5 + c5
-                U0, U1, U2, U3, U4, U5 = get6(U[i], l)
-                qddi = (u[i, l] - U0 * h0 - U1 * h1 - U2 * h2 - U3 * h3 - U4 * h4 - U5 * h5) / D[i, l]
-                QDD[i, l] = qddi
-                J0, J1, J2, J3, J4, J5 = get6(J[i], l)                               # a_i = a' + J_i qdd_i
-                put(V[i], l, (h0 + J0 * qddi, h1 + J1 * qddi, h2 + J2 * qddi, h3 + J3 * qddi, h4 + J4 * qddi,
-                              h5 + J5 * qddi))
+                h = get6(P, l) if inner else translate_twist(get3(r[i], l), get6(P, l))      # X_i a_p
+                QDD[i, l], ai = joint_acceleration(h, get6(C[i], l), get6(U[i], l), u[i, l], D[i, l], get6(J[i], l))
+                put(V[i], l, ai)
         store(QDD, b, m, qdd, status, bad)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def aba_one(kd, q, qd, tau, fext, use_fext, qdd):
     """One state: :func:`aba` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
     n, nq = kd.shape[0] - 1, q_size(kd)
@@ -271,7 +295,7 @@ def aba_one(kd, q, qd, tau, fext, use_fext, qdd):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, lanes):
     """States ``(B, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
     B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)

@@ -26,17 +26,18 @@ A state whose ``M`` is singular (ABA's ``D_i <= 0`` or a pivot of ``L^T D L``) i
 as in forward dynamics.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .aba import LANES as ABA_LANES
 from .aba import aba, aba_batch
 from .aba import per_lane as aba_per_lane
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, store_fence, window
+from .internals import release_gil, restore_gil, stack, store_fence, window
 from .ltdl import branch_columns, inverse_times, ltdl_factor, ltdl_inverse
 from .rnea_derivatives import per_lane as rnea_derivatives_per_lane
 from .rnea_derivatives import rnea_derivatives
 from .entry import Entry
 from .status import Status
+from .target import HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, STREAM_BYTES, claim, is_rows, is_vector, one_state, q_size, row, stream_plan, stream_step, units,
 )
@@ -131,7 +132,7 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         store_fence()
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     """One state: ABA, the derivatives of inverse dynamics and the solves. The two kernels run as a
     batch of one lane, compiled as for their own one-state entry points (:func:`.aba.aba_one`,
@@ -155,7 +156,7 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(parallel=True)
 def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
     """The derivatives of inverse dynamics and the solves in one pass over numba's threads, a group
     of states at a time: :data:`SOLVE_LANES` states in lanes for the models of :func:`dense`
@@ -174,7 +175,7 @@ def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
             start, end = claim(counter, u, B, size)
 
 
-@njit(cache=CACHED)
+@njit(entry=True)
 def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
     """States ``(B, n) -> D (B, 3, n, n)``: ABA's batch entry point (``ABA_LANES`` lanes, or one where
     they do not fit the stack), then :func:`solved_batch` (``lanes``: this entry point's, :data:`LANES`

@@ -18,10 +18,8 @@ farthest on either side of their line.
 """
 import math
 
-from numba import njit
-
-from .internals import HELPER, KERNEL
 from .narrowphase import MINVAL, emit
+from .target import HELPER, INLINE, KERNEL, njit
 
 SEPEPS = 1e-13
 PAREPS = 1e-16
@@ -31,7 +29,7 @@ EDGEBIAS = 1e-6
 MAXVERT = 12
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def clip_half_plane(src, nin, dst, coord, sign, limit):
     """Clip the polygon ``src[:nin]`` (rows ``(x, y, z)``) against ``sign * v[coord] <= limit`` into
     ``dst``; returns the vertex count (``-1``: every vertex inside, ``dst`` untouched)."""
@@ -57,11 +55,12 @@ def clip_half_plane(src, nin, dst, coord, sign, limit):
     return nout
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def reduce_patch(P, n):
     """Which rows of ``P[:n]`` (``(x, y, z)``: in-plane coordinates and distance) to keep: the
-    deepest, the farthest from it, and the farthest on either side of their line (``-1`` for none);
-    all of them (the first four) when there are at most four."""
+    deepest, the farthest from it, and the farthest on either side of their line, or, with all on
+    one side, the farthest there and the one beyond the triangle's edges that adds the most area
+    (``-1`` for none); all of them (the first four) when there are at most four."""
     if n <= 4:
         return 0, 1 if n > 1 else -1, 2 if n > 2 else -1, 3 if n > 3 else -1
     i0 = 0
@@ -83,6 +82,18 @@ def reduce_patch(P, n):
             i2, hi = q, a
         if a < lo:
             i3, lo = q, a
+    if i2 < 0 or i3 < 0:               # all on one side: the point beyond an edge of the triangle that
+        i2 = i2 if i2 >= 0 else i3      # adds the most area
+        s = 1.0 if i2 == i3 or hi == 0.0 else -1.0
+        i3, best = -1, 0.0
+        for q in range(n):
+            added = 0.0
+            for e in range(3):
+                a, b = (i0, i1) if e == 0 else (i1, i2) if e == 1 else (i2, i0)
+                added = max(added, s * ((P[b, 0] - P[a, 0]) * (P[q, 1] - P[a, 1])
+                                        - (P[b, 1] - P[a, 1]) * (P[q, 0] - P[a, 0])))
+            if added > best:
+                i3, best = q, added
     return i0, i1, i2, i3
 
 
@@ -202,7 +213,7 @@ def _frame_vector(G, v):
         G[6] * v[0] + G[7] * v[1] + G[8] * v[2]
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _edge_contact(G1, s1, s2, W, code, septol, pc, k):
     """Stage 2a: the midpoint of the closest points of the two supporting edges (box 1's frame)."""
     i, j = (code - 6) // 3, (code - 6) % 3
@@ -264,7 +275,7 @@ def _rinc(W, ref1, r, c):
     return W[_ROT + r, c] if ref1 else W[_ROT + c, r]
 
 
-@njit(**KERNEL)
+@njit(**INLINE)
 def _face_contacts(G1, G2, s1, s2, W, code, margin, pc, k):
     """Stage 2b: the incident face clipped against the reference face (its frame: ``x, y`` along
     the reference face, ``z`` the distance above it)."""

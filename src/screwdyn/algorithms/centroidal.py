@@ -12,16 +12,17 @@ composite inertia, summed tips to base). Moved to the centre of mass ``c = (sum 
 The kernel takes one state at a time (:mod:`.work`).
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .entry import Entry
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import release_gil, restore_gil, stack, window
 from .joints import joint_screw
 from .kinematics import world_poses
 from .layout import PARENT
 from .spatial_kernels import twist_to_world
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import add, check, claim, get10, get12, is_rows, is_vector, one_state, overflowed, put, q_size, row, units
 
 # one-state calls release the GIL from this many DoF (a floating Talos, 50 DoF: 5.0 us a call; internals.release_gil)
@@ -65,7 +66,7 @@ def centroidal(kd, q, Ag, status, k0, k1):
         overflowed(status, k, Ag)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def centroidal_one(kd, q, Ag):
     """One state: :func:`centroidal` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -79,7 +80,7 @@ def centroidal_one(kd, q, Ag):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def centroidal_batch(kd, q, Ag, status):
     """States ``q (B, nq)`` over numba's threads."""
     B = q.shape[0]

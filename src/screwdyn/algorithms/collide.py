@@ -2,8 +2,13 @@
 environment at a configuration ``q`` (docs/theory.md §16), a fixed number of rows per state.
 
 The public entry is :func:`screwdyn.collision.detect`; it packs the geometry once per model and
-environment (:class:`screwdyn.collision.Collider`) into the two tables below, which a compiled
-caller (a contact solver's step) can pass to :func:`collide_state` itself.
+environment (:class:`screwdyn.collision.Collider`) into the tables below (``geoms``, ``pairs``,
+``vertices``, ``graph``). A compiled caller (a contact solver's step) calls, per state,
+``collide_state(narrow, Tw, geoms, pairs, vertices, graph, Gw, pc, scratch, C)`` itself:
+``narrow`` the narrow phase of the collider's ``tier`` (:func:`ground_pair`, :func:`primitive_pair`
+or :func:`general_pair`), ``Tw`` the bodies' poses from :func:`.kinematics.world_poses`, and work
+arrays it allocates once (``internals.stack``): ``Gw (G, 12, 1)``, ``pc (MAX_PAIR, PC_WIDTH)``,
+``scratch (SCRATCH, 3)``; :func:`detect` is that loop.
 
 Per state: the world pose of every body (:func:`.kinematics.world_poses`), of every geometry
 ``T_0g = T_0b T_bg``; then for each candidate pair a broad-phase test of bounding spheres (for a
@@ -63,6 +68,7 @@ Input tables, made by :class:`screwdyn.collision.Collider`:
     17       G_RBOUND     bounding radius about its origin (0 for a plane)
     18       G_VADR       first row of its vertices in ``vertices`` (a polytope), else 0
     19       G_VNUM       number of its vertices (0 for the others)
+    20       G_GADR       where its vertex graph starts in ``graph`` (-1: none)
 
 ``pairs (P, PAIR_WIDTH)``, a row per candidate pair::
 
@@ -71,24 +77,28 @@ Input tables, made by :class:`screwdyn.collision.Collider`:
     17:30    the contact parameters, at the contact rows' columns (MU .. CONDIM)
     31       P_DETECT     contacts are reported up to this distance (margin + gap)
 
-``vertices (V, 3)``: the polytopes' vertices, each in its own frame.
+``vertices (V, 3)``: the polytopes' vertices, each in its own frame; ``graph`` (int64): each
+polytope's vertex graph (:func:`screwdyn.collision.hull_graph`: its six axis-extreme vertices, the
+CSR offsets and neighbours of its vertices), which the support search climbs.
 """
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .boxbox import BOX_WORK, box_box
+from .gjk import GJK_WORK, convex_pair
 from .entry import F64, I64, Entry, array
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import release_gil, restore_gil, stack, window
 from .kinematics import world_poses
 from .narrowphase import (
-    BOX, CAPSULE, CONVEX, CYLINDER, MAX_PAIR, PC_WIDTH, PLANE, SPHERE, capsule_box, capsule_capsule, normalize,
+    BOX, CAPSULE, CONVEX, CYLINDER, MAX_PAIR, PC_WIDTH, PLANE, ROW0, SPHERE, capsule_box, capsule_capsule, normalize,
     plane_box, plane_capsule, plane_convex, plane_cylinder, plane_sphere, sphere_box, sphere_capsule,
     sphere_cylinder, sphere_sphere,
 )
 from .spatial_kernels import compose
 from .status import Status
+from .target import BATCH, HELPER, INLINE, KERNEL, ONE, njit
 from .work import check, claim, get12, is_rows, is_vector, one_state, put, q_size, row, units
 
 # contact rows
@@ -98,13 +108,14 @@ MU, TORSION, ROLLING, RESTITUTION, SOLREF, SOLIMP, MARGIN, CONDIM, PAIR, SLOT = 
 WIDTH = 32
 
 # geometry rows
-G_ROW, G_KIND, G_POSE, G_SIZE, G_RBOUND, G_VADR, G_VNUM = 0, 1, 2, 14, 17, 18, 19
-GEOM_WIDTH = 20
+G_ROW, G_KIND, G_POSE, G_SIZE, G_RBOUND, G_VADR, G_VNUM, G_GADR = 0, 1, 2, 14, 17, 18, 19, 20
+GEOM_WIDTH = 21
 
 # pair rows (the parameters, 17:30, at the contact rows' columns)
 P_A, P_B, P_BODY_A, P_BODY_B, P_GEOM_A, P_GEOM_B, P_DETECT = 0, 1, 2, 3, 4, 5, 31
 PAIR_WIDTH = 32
 
+SCRATCH = max(BOX_WORK, GJK_WORK)   # rows of the narrow phase's scratch array (x, y, z)
 MAX_GEOMS = 1024      # the most geometries (model and environment) one call takes (its work is on the stack)
 GIL_FROM = 64         # one-state calls release the GIL from this many candidate pairs
 
@@ -113,7 +124,7 @@ GIL_FROM = 64         # one-state calls release the GIL from this many candidate
 def per_lane(n):
     """Floats of stack work of one state: body poses, geometry poses (at most MAX_GEOMS), pre-contacts
     and the box-box scratch."""
-    return 12 * (n + 1) + 12 * MAX_GEOMS + MAX_PAIR * PC_WIDTH + 3 * BOX_WORK
+    return 12 * (n + 1) + 12 * MAX_GEOMS + MAX_PAIR * PC_WIDTH + 3 * SCRATCH
 
 
 @njit(**HELPER)
@@ -127,53 +138,84 @@ def contact_frame(n):
     return t1, t2
 
 
-@njit(**KERNEL)
-def ground_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch):
-    """The narrow phase of a plane (``k1``) against a shape of kind ``k2``, into ``pc``: the number
-    of contacts, normals from 1 into 2 (:func:`any_pair`'s plane cases)."""
+@njit(**INLINE)
+def ground_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch):
+    """The narrow phase of a plane (shape 1) against a shape of another kind, into ``pc``: the
+    number of contacts, normals from 1 into 2. ``sh = (kind, first vertex, vertices, graph start)``."""
+    k1, k2 = sh1[0], sh2[0]
     if k1 != PLANE:
         return 0
     if k2 == SPHERE:
-        return plane_sphere(G1, G2, s2, margin, pc, 0)
+        return plane_sphere(G1, G2, s2, margin, pc, ROW0)
     if k2 == CAPSULE:
-        return plane_capsule(G1, G2, s2, margin, pc, 0)
+        return plane_capsule(G1, G2, s2, margin, pc, ROW0)
     if k2 == CYLINDER:
-        return plane_cylinder(G1, G2, s2, margin, pc, 0)
+        return plane_cylinder(G1, G2, s2, margin, pc, ROW0)
     if k2 == BOX:
-        return plane_box(G1, G2, s2, margin, pc, 0)
+        return plane_box(G1, G2, s2, margin, pc, ROW0)
     if k2 == CONVEX:
-        return plane_convex(G1, G2, vertices, a2, n2, margin, pc, 0)
+        return plane_convex(G1, G2, vertices, sh2[1], sh2[2], graph, sh2[3], margin, pc, ROW0, scratch)
     return 0
 
 
-@njit(**KERNEL)
-def any_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch):
-    """The narrow phase of shapes of kinds ``k1 <= k2`` (poses ``G``, half sizes ``s``, a polytope's
-    vertices ``vertices[a:a + n]``) into ``pc``: the number of contacts, normals from 1 into 2."""
+@njit(**INLINE)
+def primitive_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch):
+    """The narrow phase of shapes of kinds ``k1 <= k2`` solved in closed form (planes, spheres,
+    capsules against each other and boxes, boxes against boxes), into ``pc``: the number of
+    contacts, normals from 1 into 2."""
+    k1, k2 = sh1[0], sh2[0]
     if k1 == PLANE:
-        return ground_pair(k1, G1, s1, k2, G2, s2, vertices, a1, n1, a2, n2, margin, pc, scratch)
+        return ground_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch)
     if k1 == SPHERE:
         if k2 == SPHERE:
-            return sphere_sphere(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_sphere(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == CAPSULE:
-            return sphere_capsule(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_capsule(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == CYLINDER:
-            return sphere_cylinder(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_cylinder(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == BOX:
-            return sphere_box(G1, s1, G2, s2, margin, pc, 0)
+            return sphere_box(G1, s1, G2, s2, margin, pc, ROW0)
     if k1 == CAPSULE:
         if k2 == CAPSULE:
-            return capsule_capsule(G1, s1, G2, s2, margin, pc, 0)
+            return capsule_capsule(G1, s1, G2, s2, margin, pc, ROW0)
         if k2 == BOX:
-            return capsule_box(G1, s1, G2, s2, margin, pc, 0)
+            return capsule_box(G1, s1, G2, s2, margin, pc, ROW0)
     if k1 == BOX and k2 == BOX:
-        return box_box(G1, s1, G2, s2, margin, pc, 0, scratch)
+        return box_box(G1, s1, G2, s2, margin, pc, ROW0, scratch)
     return 0
+
+
+@njit(**INLINE)
+def general_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch):
+    """The narrow phase of any shapes: planes, spheres against spheres, capsules, cylinders and
+    boxes, and capsules against capsules in closed form, every other pair (a cylinder or polytope
+    against anything, capsule-box, box-box) by GJK and EPA, one contact each."""
+    k1, k2 = sh1[0], sh2[0]
+    if k1 == PLANE:
+        return ground_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch)
+    if k1 == SPHERE:
+        if k2 == SPHERE:
+            return sphere_sphere(G1, s1, G2, s2, margin, pc, ROW0)
+        if k2 == CAPSULE:
+            return sphere_capsule(G1, s1, G2, s2, margin, pc, ROW0)
+        if k2 == CYLINDER:
+            return sphere_cylinder(G1, s1, G2, s2, margin, pc, ROW0)
+        if k2 == BOX:
+            return sphere_box(G1, s1, G2, s2, margin, pc, ROW0)
+    if k1 == CAPSULE and k2 == CAPSULE:
+        return capsule_capsule(G1, s1, G2, s2, margin, pc, ROW0)
+    return convex_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, ROW0, scratch)
 
 
 @njit(**HELPER)
 def size3(geoms, g):
     return geoms[g, G_SIZE], geoms[g, G_SIZE + 1], geoms[g, G_SIZE + 2]
+
+
+@njit(**HELPER)
+def shape_of(geoms, g):
+    """``(kind, first vertex, vertices, graph start)`` of geometry ``g``."""
+    return int(geoms[g, G_KIND]), int(geoms[g, G_VADR]), int(geoms[g, G_VNUM]), int(geoms[g, G_GADR])
 
 
 @njit(**HELPER)
@@ -189,13 +231,13 @@ def place(C, found, K, d):
     return r
 
 
-@njit(**HELPER)
-def collide_state(narrow, Tw, geoms, pairs, vertices, Gw, pc, scratch, C):
+@njit(**INLINE)
+def collide_state(narrow, Tw, geoms, pairs, vertices, graph, Gw, pc, scratch, C):
     """The contacts of one state into ``C (K, WIDTH)`` (the module docstring's layout); returns how
     many were found (more than ``K`` when rows were dropped). ``narrow``: :func:`any_pair`, or
     :func:`ground_pair` when every pair has a plane (a kernel a quarter the size). ``Tw (n + 1, 12,
     1)``: the bodies' world poses (:func:`.kinematics.world_poses`, row ``n`` the base's identity);
-    ``Gw (G, 12, 1)``, ``pc (MAX_PAIR, PC_WIDTH)``, ``scratch (BOX_WORK, 3)``: work."""
+    ``Gw (G, 12, 1)``, ``pc (MAX_PAIR, PC_WIDTH)``, ``scratch (SCRATCH, 3)``: work."""
     K = C.shape[0]
     nrows = Tw.shape[0] - 1
     for g in range(geoms.shape[0]):
@@ -223,10 +265,8 @@ def collide_state(narrow, Tw, geoms, pairs, vertices, Gw, pc, scratch, C):
             continue
         flip = ka <= kb              # A is shape 1 of the narrow phase, whose normal points from 1 into 2
         g1, g2 = (ga, gb) if flip else (gb, ga)
-        m = narrow(int(geoms[g1, G_KIND]), get12(Gw[g1], 0), size3(geoms, g1),
-                         int(geoms[g2, G_KIND]), get12(Gw[g2], 0), size3(geoms, g2), vertices,
-                         int(geoms[g1, G_VADR]), int(geoms[g1, G_VNUM]), int(geoms[g2, G_VADR]),
-                         int(geoms[g2, G_VNUM]), detect, pc, scratch)
+        m = narrow(get12(Gw[g1], 0), size3(geoms, g1), shape_of(geoms, g1), get12(Gw[g2], 0), size3(geoms, g2),
+                   shape_of(geoms, g2), vertices, graph, detect, pc, scratch)
         s = -1.0 if flip else 1.0
         for j in range(m):
             r = place(C, found, K, pc[j, 6])
@@ -254,8 +294,8 @@ def collide_state(narrow, Tw, geoms, pairs, vertices, Gw, pc, scratch, C):
     return found
 
 
-@njit(**HELPER)
-def detect(narrow, kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
+@njit(**INLINE)
+def detect(narrow, kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1):
     """States ``k0 <= k < k1`` of ``q (B, nq)``: contacts into ``C (B, K, WIDTH)``, the number found
     into ``count (B, 1)``, by the narrow phase ``narrow`` (:func:`collide_state`)."""
     n = kd.shape[0] - 1
@@ -263,7 +303,7 @@ def detect(narrow, kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
     Tw = stack((n + 1, 12, 1))
     Gw = stack((max(G, 1), 12, 1))
     pc = stack((MAX_PAIR, PC_WIDTH))
-    scratch = stack((BOX_WORK, 3))
+    scratch = stack((SCRATCH, 3))
     K = C.shape[1]
     for k in range(k0, k1):
         status[k] = Status.OK
@@ -272,7 +312,7 @@ def detect(narrow, kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
             continue
         world_poses(kd, q[k], Tw)
         Ck = window(C, k * K * C.shape[2], (K, C.shape[2]))
-        found = collide_state(narrow, Tw, geoms, pairs, vertices, Gw, pc, scratch, Ck)
+        found = collide_state(narrow, Tw, geoms, pairs, vertices, graph, Gw, pc, scratch, Ck)
         count[k, 0] = found
         bad = 0
         for r in range(min(found, K)):
@@ -282,40 +322,52 @@ def detect(narrow, kd, q, geoms, pairs, vertices, C, count, status, k0, k1):
             status[k] = Status.OVERFLOW
 
 
+@njit(**KERNEL)
+def ground_range(kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1):
+    """:func:`detect` of planes only, a function of its own (its work on its own stack frame)."""
+    detect(ground_pair, kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1)
+
+
+@njit(**KERNEL)
+def primitive_range(kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1):
+    """:func:`detect` of the pairs solved in closed form."""
+    detect(primitive_pair, kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1)
+
+
+@njit(**KERNEL)
+def general_range(kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1):
+    """:func:`detect` of any pairs."""
+    detect(general_pair, kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1)
+
+
 @njit(**HELPER)
 def fits(kd, geoms, pairs, C):
     return (C.shape[C.ndim - 1] == WIDTH and geoms.shape[0] <= MAX_GEOMS and geoms.shape[1] == GEOM_WIDTH
             and pairs.shape[1] == PAIR_WIDTH)
 
 
-@njit(**HELPER)
-def detect_state(narrow, kd, q, geoms, pairs, vertices, C, count):
+@njit(**INLINE)
+def detect_state(narrow, kd, q, geoms, pairs, vertices, graph, C, count):
     """One state: :func:`detect` on it as a batch of one."""
     if not (is_vector(q, q_size(kd)) and count.shape[0] == 1 and fits(kd, geoms, pairs, C)):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
     gil = release_gil(pairs.shape[0] >= GIL_FROM)
-    detect(narrow, kd, row(q), geoms, pairs, vertices, window(C, 0, (1, C.shape[0], WIDTH)),
+    detect(narrow, kd, row(q), geoms, pairs, vertices, graph, window(C, 0, (1, C.shape[0], WIDTH)),
            window(count, 0, (1, 1)), status, k0, k1)
     restore_gil(gil)
     return status[0]
 
 
-@njit(**KERNEL)
-def ground_one(kd, q, geoms, pairs, vertices, C, count):
+@njit(**ONE)
+def ground_one(kd, q, geoms, pairs, vertices, graph, C, count):
     """One state, every pair with a plane."""
-    return detect_state(ground_pair, kd, q, geoms, pairs, vertices, C, count)
+    return detect_state(ground_pair, kd, q, geoms, pairs, vertices, graph, C, count)
 
 
-@njit(**KERNEL)
-def detect_one(kd, q, geoms, pairs, vertices, C, count):
-    """One state, any pairs."""
-    return detect_state(any_pair, kd, q, geoms, pairs, vertices, C, count)
-
-
-@njit(cache=CACHED, parallel=True)
-def ground_batch(kd, q, geoms, pairs, vertices, C, count, status):
+@njit(**BATCH)
+def ground_batch(kd, q, geoms, pairs, vertices, graph, C, count, status):
     """States ``q (B, nq)`` over numba's threads, every pair with a plane."""
     B = q.shape[0]
     if not (is_rows(q, B, q_size(kd)) and fits(kd, geoms, pairs, C)):
@@ -324,13 +376,40 @@ def ground_batch(kd, q, geoms, pairs, vertices, C, count, status):
     for u in prange(nunits):
         start, end = claim(counter, u, B, size)
         while start < end:
-            detect(ground_pair, kd, q, geoms, pairs, vertices, C, count, status, start, end)
+            ground_range(kd, q, geoms, pairs, vertices, graph, C, count, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
-def detect_batch(kd, q, geoms, pairs, vertices, C, count, status):
+@njit(**ONE)
+def primitive_one(kd, q, geoms, pairs, vertices, graph, C, count):
+    """One state, every pair in closed form."""
+    return detect_state(primitive_pair, kd, q, geoms, pairs, vertices, graph, C, count)
+
+
+@njit(**BATCH)
+def primitive_batch(kd, q, geoms, pairs, vertices, graph, C, count, status):
+    """States ``q (B, nq)`` over numba's threads, every pair in closed form."""
+    B = q.shape[0]
+    if not (is_rows(q, B, q_size(kd)) and fits(kd, geoms, pairs, C)):
+        return Status.NOT_FAST
+    nunits, size, counter = units(B, 1)
+    for u in prange(nunits):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            primitive_range(kd, q, geoms, pairs, vertices, graph, C, count, status, start, end)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+@njit(**ONE)
+def general_one(kd, q, geoms, pairs, vertices, graph, C, count):
+    """One state, any pairs."""
+    return detect_state(general_pair, kd, q, geoms, pairs, vertices, graph, C, count)
+
+
+@njit(**BATCH)
+def general_batch(kd, q, geoms, pairs, vertices, graph, C, count, status):
     """States ``q (B, nq)`` over numba's threads, any pairs."""
     B = q.shape[0]
     if not (is_rows(q, B, q_size(kd)) and fits(kd, geoms, pairs, C)):
@@ -339,14 +418,17 @@ def detect_batch(kd, q, geoms, pairs, vertices, C, count, status):
     for u in prange(nunits):
         start, end = claim(counter, u, B, size)
         while start < end:
-            detect(any_pair, kd, q, geoms, pairs, vertices, C, count, status, start, end)
+            general_range(kd, q, geoms, pairs, vertices, graph, C, count, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
+# Three kernels, each compiled on first use: the narrow phase of all pairs in one kernel took
+# longer than the 15 s a kernel may take to compile cold. A scene of planes only (legged robots on
+# the ground) needs the smallest; screwdyn.collision picks the smallest that covers a scene's pairs.
+_PARAMS = (array(2), array(2), array(2), array(1, dtype=I64))
 ENTRIES = {
-    "ground": Entry("contacts with planes", ground_one, ground_batch, ("q",), (2, 1), per_lane,
-                    params=(array(2), array(2), array(2))),
-    "detect": Entry("contacts", detect_one, detect_batch, ("q",), (2, 1), per_lane,
-                    params=(array(2), array(2), array(2))),
+    "ground": Entry("contacts with planes", ground_one, ground_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
+    "primitive": Entry("contacts", primitive_one, primitive_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
+    "general": Entry("contacts", general_one, general_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
 }

@@ -1,5 +1,5 @@
 """The sets of the contact problem, row by row: the Coulomb cone and the other kinds of constraint
-rows that :mod:`.ncp` solves together (docs/theory.md §17.3).
+rows that :mod:`.ncp` solves together (docs/theory.md §18.3).
 
 Every row ``r`` of the problem has an impulse ``lam_r`` (a force times the step), a velocity
 ``w_r`` (the constraint's velocity after the step, with its bias, compliance and, for a cone, the

@@ -17,6 +17,7 @@ Forward dynamics and impulses then solve the KKT system of :mod:`.kkt`::
                        M qdd = f + J^T lam,  J qdd = b_c              (§15.4)
     impulse            f = 0,  b_c = -(1 + r) J qd^-
                        M (qd^+ - qd^-) = J^T lam,  J qd^+ = -r J qd^-  (§15.6)
+    projection         f = 0,  b_c = -e:  dq = M^-1 J^T lam,  J dq = -e    (§15.9, a simulation's step)
 
 ``M`` by CRBA and ``h`` by RNEA, each one state (``lanes = 1``); the states of a batch run one at a
 time on each of numba's threads (:mod:`.work`). The packed constraints ``cd`` are
@@ -25,7 +26,7 @@ proximal solve (:func:`.kkt.proximal`); a state whose residual ends above ``CONF
 has constraints that conflict (redundant rows asking for different accelerations): CONFLICTING.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .constraint_kinds import (
     constraint_bodies, constraint_frames, constraint_gains, constraint_row, constraint_size, drift_rows, error_rows,
@@ -33,8 +34,8 @@ from .constraint_kinds import (
 )
 from .constraint_layout import CROW, CSIZE
 from .crba import crba
-from .entry import BOOL, F64, I64, Entry, array
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .entry import F64, I64, Entry, array
+from .internals import release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .kkt import DELASSUS_SINGULAR, delassus_of, kkt_solve, rows_times_inverse_lt, vector_times_inverse_lt
 from .layout import PARENT
@@ -42,15 +43,19 @@ from .ltdl import ltdl_factor
 from .rnea import body_motion, rnea
 from .spatial_kernels import compose, twist_to_world
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, put, q_size, row, units
 
-# one-state calls release the GIL from this many DoF (a floating Solo12, 18 DoF, four feet: several us)
-GIL_FROM = 12
+# one-state calls release the GIL from this many DoF (a floating Talos, 50 DoF, two soles: 12 us a call;
+# internals.release_gil)
+GIL_FROM = 24
 # status of a state whose constraints are redundant while mu = 0 (the damped Delassus matrix is singular)
 REDUNDANT = 10
 # status of a state whose constraints conflict: the solve ends with a residual above CONFLICT times 1 + |b|
 CONFLICTING = 11
 CONFLICT = 1e-8
+# what dynamics() solves for (docs/theory.md §15.4, §15.6, §15.9)
+FORWARD, IMPULSE, PROJECTION = 0, 1, 2
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -76,9 +81,24 @@ def constraint_rows_of(cd):
     return 0 if c == 0 else int(cd[c - 1, CROW] + cd[c - 1, CSIZE])
 
 
+@njit(**HELPER)
+def rows_needed(kd, cd, need):
+    """``need[i] = 1`` for the kernel rows on the path from the base to a body of some constraint of
+    ``cd`` (the rows :func:`tree_motion` must compute), 0 for the others."""
+    for i in range(kd.shape[0] - 1):
+        need[i] = 0
+    for c in range(cd.shape[0]):
+        a, b = constraint_bodies(cd, c)
+        for j in (a, b):
+            while j >= 0 and need[j] == 0:
+                need[j] = 1
+                j = int(kd[j, PARENT])
+
+
 @njit(**KERNEL)
-def tree_motion(kd, q, qd, Tw, V, A):
-    """The forward pass of the module docstring: ``T_{0,i}`` into ``Tw (n + 1, 12, 1)``, the body
+def tree_motion(kd, q, qd, need, Tw, V, A):
+    """The forward pass of the module docstring on the rows ``i`` with ``need[i]`` (the ancestors of
+    the constraints' bodies, :func:`rows_needed`): ``T_{0,i}`` into ``Tw (n + 1, 12, 1)``, the body
     twists ``V_i`` and bias accelerations ``A_i`` (``qdd = 0``, no gravity) into ``V``, ``A (n + 1, 6,
     1)``; row ``n`` is the base (identity, at rest)."""
     n = kd.shape[0] - 1
@@ -86,6 +106,8 @@ def tree_motion(kd, q, qd, Tw, V, A):
     put(V[n], 0, ZERO6)
     put(A[n], 0, ZERO6)
     for i in range(n):
+        if need[i] == 0:
+            continue
         par = int(kd[i, PARENT])
         Tp = joint_pose(kd, i, q)
         put(Tw[i], 0, compose(get12(Tw[par], 0), Tp))
@@ -104,22 +126,38 @@ def spatial(Tw, W, i):
 
 
 @njit(**KERNEL)
-def constraint_motion(kd, cd, q, qd, Tw, V, A, J, jqd, gamma, e):
-    """Every constraint's rows of ``J (m, nv)``, ``J qd``, ``gamma`` and ``e`` (``(m,)`` each) from the
-    forward pass :func:`tree_motion` (module docstring)."""
+def constraint_motion(kd, cd, q, qd, Tw, V, A, J, jqd, gamma, e, errors):
+    """Every constraint's rows of ``J (m, nv)``, ``J qd``, ``gamma`` and, with ``errors``, ``e`` (``(m,)``
+    each; else ``e`` left as it is) from the forward pass :func:`tree_motion` (module docstring)."""
     for c in range(cd.shape[0]):
         jacobian_rows(kd, cd, c, Tw, J)
         Ta, Tb = constraint_frames(cd, c, Tw)
         a, b = constraint_bodies(cd, c)
         Va, Vb = spatial(Tw, V, a), spatial(Tw, V, b)
-        x = velocity_rows(cd, c, Ta, Tb, Va, Vb, qd)
-        g = drift_rows(cd, c, Ta, Tb, Va, spatial(Tw, A, a), Vb, spatial(Tw, A, b))
-        d = error_rows(cd, c, Ta, Tb, q)
-        r0 = constraint_row(cd, c)
-        for r in range(constraint_size(cd, c)):
-            jqd[r0 + r] = x[r]
-            gamma[r0 + r] = g[r]
-            e[r0 + r] = d[r]
+        r0, size = constraint_row(cd, c), constraint_size(cd, c)
+        put_rows(jqd, r0, size, velocity_rows(cd, c, Ta, Tb, Va, Vb, qd))
+        put_rows(gamma, r0, size, drift_rows(cd, c, Ta, Tb, Va, spatial(Tw, A, a), Vb, spatial(Tw, A, b)))
+        if errors:
+            put_rows(e, r0, size, error_rows(cd, c, Ta, Tb, q))
+
+
+@njit(**HELPER)
+def put_rows(y, r0, size, x):
+    """``y[r0 + r] = x[r]`` for the ``size`` (1, 3 or 6) rows of a constraint, written out."""
+    y[r0] = x[0]
+    if size > 1:
+        y[r0 + 1], y[r0 + 2] = x[1], x[2]
+        if size > 3:
+            y[r0 + 3], y[r0 + 4], y[r0 + 5] = x[3], x[4], x[5]
+
+
+@njit(**HELPER)
+def needs_errors(cd):
+    """Whether some constraint of ``cd`` has a Baumgarte ``Kp`` (forward dynamics then reads ``e``)."""
+    for c in range(cd.shape[0]):
+        if constraint_gains(cd, c)[0] != 0.0:
+            return True
+    return False
 
 
 @njit(**HELPER)
@@ -161,6 +199,8 @@ def motion(kd, q, qd, cd, J, gamma, err, status, k0, k1):
     n = kd.shape[0] - 1
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
+    need = stack((n,)).view(np.int64)
+    rows_needed(kd, cd, need)
     jqd = stack((m + 1,))
     for k in range(k0, k1):
         status[k] = Status.OK
@@ -168,8 +208,8 @@ def motion(kd, q, qd, cd, J, gamma, err, status, k0, k1):
         check(status, k, Status.NONFINITE + 1, qd[k])
         if status[k]:
             continue
-        tree_motion(kd, q[k], qd[k], Tw, V, A)
-        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, J[k], jqd, gamma[k], err[k])
+        tree_motion(kd, q[k], qd[k], need, Tw, V, A)
+        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, J[k], jqd, gamma[k], err[k], True)
         overflowed(status, k, J)
         overflowed(status, k, gamma)
         overflowed(status, k, err)
@@ -181,6 +221,8 @@ def delassus(kd, q, cd, G, status, k0, k1):
     n, nq = kd.shape[0] - 1, q_size(kd)
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
+    need = stack((n,)).view(np.int64)
+    rows_needed(kd, cd, need)
     H = stack((n, n))
     X, Y = stack((m + 1, n)), stack((m + 1, n))
     nz, cnt, mark = stack((m + 1, n)).view(np.int64), stack((m + 1,)).view(np.int64), stack((n,)).view(np.int64)
@@ -195,7 +237,7 @@ def delassus(kd, q, cd, G, status, k0, k1):
         check(status, k, Status.NONFINITE, q[k])
         if status[k]:
             continue
-        tree_motion(kd, q[k], zero, Tw, V, A)
+        tree_motion(kd, q[k], zero, need, Tw, V, A)
         for c in range(cd.shape[0]):
             jacobian_rows(kd, cd, c, Tw, X)
         status[k] = factor_and_project(kd, q[k], par, H, X, m, nz, cnt, mark, one)
@@ -206,16 +248,20 @@ def delassus(kd, q, cd, G, status, k0, k1):
 
 
 @njit(**KERNEL)
-def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info, status,
+def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info, status,
              k0, k1):
     """States ``k0 <= k < k1`` of ``q (B, nq)``, ``qd, tau (B, nv)`` (and ``fext (B, nv, 6)`` when
     ``use_fext``) under the constraints ``cd`` (module docstring; :mod:`.kkt`'s settings ``mu``,
-    ``accuracy``, ``max_iter``): forward dynamics, ``out[k] = qdd``, ``lam[k]`` the forces; or with
-    ``impact`` the impulse of restitution ``restitution``, ``out[k] = qd^+``, ``lam[k]`` the impulse
-    (``tau`` and ``fext`` not read). ``info[k] = (iterations, residual)``."""
+    ``accuracy``, ``max_iter``), by ``mode``: FORWARD dynamics, ``out[k] = qdd``, ``lam[k]`` the
+    forces; an IMPULSE of restitution ``restitution``, ``out[k] = qd^+``, ``lam[k]`` the impulse; or a
+    PROJECTION step onto the constraints' manifold, ``out[k] = dq = -M^-1 J^T G^-1 e`` (docs/theory.md
+    (15.16); ``qd`` not read). ``tau``, ``fext`` are read by FORWARD only. ``info[k] = (iterations,
+    residual)``."""
     n, nq = kd.shape[0] - 1, q_size(kd)
     m = constraint_rows_of(cd)
     Tw, V, A = stack((n + 1, 12, 1)), stack((n + 1, 6, 1)), stack((n + 1, 6, 1))
+    need = stack((n,)).view(np.int64)
+    rows_needed(kd, cd, need)
     H = stack((n, n))
     h, zero = stack((1, n)), stack((1, n))
     for i in range(n):
@@ -228,9 +274,12 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
     one = stack((1,)).view(np.int64)
     par = stack((n,)).view(np.int64)
     parents(kd, par)
+    errors = mode == PROJECTION or (mode == FORWARD and needs_errors(cd))
+    for r in range(m):
+        err[r] = 0.0           # (read with Kp = 0 when not computed)
     for k in range(k0, k1):
         status[k] = Status.OK
-        if impact:
+        if mode != FORWARD:
             check(status, k, Status.NONFINITE, q[k])
             check(status, k, Status.NONFINITE + 1, qd[k])
         else:
@@ -241,11 +290,14 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
                 status[k] = one[0]
         if status[k]:
             continue
-        tree_motion(kd, q[k], qd[k], Tw, V, A)
-        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err)
-        if impact:
+        tree_motion(kd, q[k], qd[k], need, Tw, V, A)
+        constraint_motion(kd, cd, q[k], qd[k], Tw, V, A, X, jqd, gamma, err, errors)
+        if mode == IMPULSE:
             for r in range(m):
                 b[r] = -(1.0 + restitution) * jqd[r]
+        elif mode == PROJECTION:
+            for r in range(m):
+                b[r] = -err[r]
         else:
             corrected_rhs(cd, jqd, gamma, err, b)
         status[k] = factor_and_project(kd, q[k], par, H, X, m, nz, cnt, mark, one)
@@ -253,8 +305,8 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
             continue
         delassus_of(H, X, Y, m, nz, cnt, G)
         for i in range(n):
-            y[i] = 0.0 if impact else tau[k, i] - h[0, i]
-        if not impact:
+            y[i] = 0.0 if mode != FORWARD else tau[k, i] - h[0, i]
+        if mode == FORWARD:
             vector_times_inverse_lt(par, H, y)
         it, residual, b_norm = kkt_solve(par, H, X, Y, nz, cnt, G, C, y, b, m, mu, accuracy, max_iter, lam[k], w,
                                          out[k])
@@ -263,7 +315,7 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
             continue
         if residual > CONFLICT * (1.0 + b_norm):
             status[k] = CONFLICTING
-        if impact:
+        if mode == IMPULSE:
             for i in range(n):
                 out[k, i] += qd[k, i]
         info[k, 0], info[k, 1] = it, residual
@@ -272,7 +324,7 @@ def dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accura
 
 
 # ---------------------------------------------------------------------------------- entry points
-@njit(**KERNEL)
+@njit(**ONE)
 def motion_one(kd, q, qd, cd, J, gamma, err):
     """One state: :func:`motion` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -287,7 +339,7 @@ def motion_one(kd, q, qd, cd, J, gamma, err):
     return status[0]
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def delassus_one(kd, q, cd, G):
     """One state: :func:`delassus` on it as a batch of one."""
     m = constraint_rows_of(cd)
@@ -301,8 +353,8 @@ def delassus_one(kd, q, cd, G):
     return status[0]
 
 
-@njit(**KERNEL)
-def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info):
+@njit(**ONE)
+def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info):
     """One state: :func:`dynamics` on it as a batch of one."""
     n = kd.shape[0] - 1
     m = constraint_rows_of(cd)
@@ -312,14 +364,14 @@ def dynamics_one(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, ac
     status = stack((1,)).view(np.int64)
     k0, k1 = one_state(status)
     gil = release_gil(n >= GIL_FROM)   # a long call lets other threads run
-    dynamics(kd, row(q), row(qd), row(tau), window(fext, 0, (1, fext.shape[0], 6)), use_fext, cd, restitution, impact,
+    dynamics(kd, row(q), row(qd), row(tau), window(fext, 0, (1, fext.shape[0], 6)), use_fext, cd, restitution, mode,
              mu, accuracy, max_iter, window(out, 0, (1, n)), window(lam, 0, (1, m)), window(info, 0, (1, 2)), status,
              k0, k1)
     restore_gil(gil)
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def motion_batch(kd, q, qd, cd, J, gamma, err, status):
     """States ``(B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
@@ -334,7 +386,7 @@ def motion_batch(kd, q, qd, cd, J, gamma, err, status):
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def delassus_batch(kd, q, cd, G, status):
     """States ``(B, n)`` over numba's threads."""
     B = q.shape[0]
@@ -349,8 +401,8 @@ def delassus_batch(kd, q, cd, G, status):
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
-def dynamics_batch(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info,
+@njit(**BATCH)
+def dynamics_batch(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info,
                    status):
     """States ``(B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
@@ -361,13 +413,13 @@ def dynamics_batch(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, 
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, impact, mu, accuracy, max_iter, out, lam, info,
+            dynamics(kd, q, qd, tau, fext, use_fext, cd, restitution, mode, mu, accuracy, max_iter, out, lam, info,
                      status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
-_SETTINGS = (F64, BOOL, F64, F64, I64)   # restitution, impact, mu, accuracy, max_iter
+_SETTINGS = (F64, I64, F64, F64, I64)   # restitution, mode, mu, accuracy, max_iter
 ENTRIES = {
     "constraint_motion": Entry("the constraint Jacobian and drift", motion_one, motion_batch, ("q", "qd"), (2, 1, 1),
                                per_lane, params=(array(2),)),

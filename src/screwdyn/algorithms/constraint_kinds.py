@@ -17,6 +17,7 @@ kind gives its rows of ``J qd``, of the drift ``gamma`` and of the position erro
            gamma = LOCAL: [Ad_{T_{ca,0}}] (A_a - A_b) + [ad_{V_a'}] V_b'   (V' = [Ad_{T_{ca,0}}] V)
                    WORLD: X_a (A_a - A_b)
            e     = LOCAL: log(T_{0,cb}^-1 T_{0,ca})       WORLD: (R_a, R_a) times it
+                   (a contact without anchor: e = 0)
     JOINT  J qd  = sum_j k_j qd_j,   gamma = 0,   e = sum_j k_j q_j - offset
 
 with ``Q = R_a^T`` (LOCAL: the axes of ``ca``) or ``1`` (WORLD), and ``X_a (w, v) = (w, v + w x
@@ -31,16 +32,16 @@ compiler keeps in registers, as :mod:`.joints` does for the joints.
 """
 import math
 
-from numba import njit
-
 from .constraint_layout import (
-    CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME, JOINT,
-    LOCAL, POINT,
+    CANCHORED, CBODY_A, CBODY_B, CKD, CKIND, CKP, CNTERMS, COFFSET, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CTERMS, FRAME,
+    JOINT, LOCAL, POINT,
 )
-from .internals import HELPER
 from .joints import joint_screw
 from .layout import PARENT
-from .spatial_kernels import ad, compose, cross, rotate6, translate_twist, twist_to_child, twist_to_world
+from .spatial_kernels import (
+    ad, compose, cross, rotate6, translate_twist, translate_wrench, twist_to_child, twist_to_world,
+)
+from .target import HELPER, njit
 from .work import get12
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -210,7 +211,7 @@ def log_rotation(R):
 
 @njit(**HELPER)
 def log_pose(T):
-    """``(omega, v)`` with ``exp([(omega, v)]) = T`` (twelve numbers; docs/theory.md (2.20)):
+    """``(omega, v)`` with ``exp([(omega, v)]) = T`` (twelve numbers; docs/theory.md (2.18)-(2.19) inverted):
     ``omega = log R``, ``v = V(omega)^-1 p``, ``V^-1 = 1 - [w]/2 + beta [w]^2``,
     ``beta = 1/t^2 - cos(t/2) / (2 t sin(t/2))`` (its series below ``t = 1e-3``)."""
     w0, w1, w2 = log_rotation((T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]))
@@ -229,7 +230,9 @@ def log_pose(T):
 @njit(**HELPER)
 def error_rows(cd, c, Ta, Tb, q):
     """The position error ``e`` of constraint ``c`` (six numbers; module docstring) for the
-    Baumgarte corrector."""
+    Baumgarte corrector; zero for a contact without anchor (no position to hold it at)."""
+    if cd[c, CANCHORED] == 0.0:
+        return ZERO6
     kind = int(cd[c, CKIND])
     if kind == POINT:
         return _in_reference(cd, c, Ta, (Ta[9] - Tb[9], Ta[10] - Tb[10], Ta[11] - Tb[11], 0.0, 0.0, 0.0))
@@ -265,6 +268,259 @@ def jacobian_rows(kd, cd, c, Tw, J):
         sign = 1.0 if side == 0 else -1.0
         while j >= 0:
             x = twist_rows(cd, c, Ta, Tb, twist_to_world(get12(Tw[j], 0), joint_screw(kd, j)), side)
-            for r in range(size):
-                J[r0 + r, j] += sign * x[r]
+            J[r0, j] += sign * x[0]
+            if size > 1:
+                J[r0 + 1, j] += sign * x[1]
+                J[r0 + 2, j] += sign * x[2]
+                if size > 3:
+                    J[r0 + 3, j] += sign * x[3]
+                    J[r0 + 4, j] += sign * x[4]
+                    J[r0 + 5, j] += sign * x[5]
             j = int(kd[j, PARENT])
+
+
+# ---------------------------------------------------------------------------------- derivatives
+# The derivatives of the rows above (docs/theory.md §17.2, §17.3). Each ``*_tangent`` helper gives the change
+# of its rows along a change of their arguments: the poses by world twists ``xa``, ``xb``
+# (``T_{0,ca} -> exp([xa] e) T_{0,ca}``, ``T_{0,cb}`` likewise), the bodies' twists and accelerations by
+# ``dVa``, ``dAa``, ``dVb``, ``dAb`` (all in the world frame). A point of a frame moves with it at the
+# velocity ``u(x, p)`` of :func:`_point_velocity`; rows in ``ca``'s axes (LOCAL) turn with ``xa``.
+@njit(**HELPER)
+def _sub3(x, y):
+    return x[0] - y[0], x[1] - y[1], x[2] - y[2]
+
+
+@njit(**HELPER)
+def _add3(x, y):
+    return x[0] + y[0], x[1] + y[1], x[2] + y[2]
+
+
+@njit(**HELPER)
+def _scaled(s, x):
+    return s * x[0], s * x[1], s * x[2], s * x[3], s * x[4], s * x[5]
+
+
+@njit(**HELPER)
+def _point_velocity_tangent(V, p, dV, dp):
+    """The change of ``u = v + w x p`` for changes ``dV`` of the twist and ``dp`` of the point."""
+    return _add3(_add3((dV[3], dV[4], dV[5]), cross((dV[0], dV[1], dV[2]), p)), cross((V[0], V[1], V[2]), dp))
+
+
+@njit(**HELPER)
+def _point_acceleration_tangent(V, A, p, dV, dA, dp):
+    """The change of :func:`_point_acceleration` ``dv + dw x p + w x u``."""
+    a = _add3(_add3((dA[3], dA[4], dA[5]), cross((dA[0], dA[1], dA[2]), p)), cross((A[0], A[1], A[2]), dp))
+    b = _add3(cross((dV[0], dV[1], dV[2]), _point_velocity(V, p)),
+              cross((V[0], V[1], V[2]), _point_velocity_tangent(V, p, dV, dp)))
+    return _add3(a, b)
+
+
+@njit(**HELPER)
+def _reference_tangent(cd, c, Ta, xa, x, dx):
+    """The change of :func:`_in_reference`'s rows ``Q x`` (``x`` a point's three numbers or a
+    frame's six, world axes) for a change ``dx`` of ``x`` and ``xa`` of ``ca``'s pose: LOCAL
+    ``R_a^T (dx - w_a x x)`` (each 3-block), WORLD ``dx``."""
+    if cd[c, CREF] != LOCAL:
+        return dx
+    w = (xa[0], xa[1], xa[2])
+    d = _sub3((dx[0], dx[1], dx[2]), cross(w, (x[0], x[1], x[2])))
+    r0, r1, r2 = _local(Ta, d[0], d[1], d[2])
+    if int(cd[c, CKIND]) == POINT:
+        return r0, r1, r2, 0.0, 0.0, 0.0
+    d = _sub3((dx[3], dx[4], dx[5]), cross(w, (x[3], x[4], x[5])))
+    r3, r4, r5 = _local(Ta, d[0], d[1], d[2])
+    return r0, r1, r2, r3, r4, r5
+
+
+@njit(**HELPER)
+def _at_point(p, dp, X, dX):
+    """The change of ``(w, v + w x p)`` (a twist seen at ``p``, :func:`translate_twist`) for changes
+    ``dX`` of ``X`` and ``dp`` of ``p``."""
+    a = translate_twist(p, dX)
+    b = cross((X[0], X[1], X[2]), dp)
+    return a[0], a[1], a[2], a[3] + b[0], a[4] + b[1], a[5] + b[2]
+
+
+@njit(**HELPER)
+def velocity_rows_tangent(cd, c, Ta, Tb, Va, Vb, xa, xb, dVa, dVb):
+    """The change of :func:`velocity_rows` (without a JOINT row's, which depends on ``qd`` alone)."""
+    kind = int(cd[c, CKIND])
+    pa, pb = (Ta[9], Ta[10], Ta[11]), (Tb[9], Tb[10], Tb[11])
+    if kind == POINT:
+        x = _point_velocity(Va, pa)
+        dx = _point_velocity_tangent(Va, pa, dVa, _point_velocity(xa, pa))
+        if cd[c, CBODY_B] >= 0:                                    # (a contact's anchor does not move)
+            x = _sub3(x, _point_velocity(Vb, pb))
+            dx = _sub3(dx, _point_velocity_tangent(Vb, pb, dVb, _point_velocity(xb, pb)))
+        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0),
+                                  (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
+    if kind == FRAME:
+        dV, ddV = _difference(Va, Vb), _difference(dVa, dVb)
+        if cd[c, CREF] == LOCAL:                                   # [Ad_{T_{ca,0}}] (dV - [ad_xa] V)
+            return twist_to_child(Ta, _difference(ddV, ad(xa, dV)))
+        return _at_point(pa, _point_velocity(xa, pa), dV, ddV)
+    return ZERO6
+
+
+@njit(**HELPER)
+def drift_rows_tangent(cd, c, Ta, Tb, Va, Aa, Vb, Ab, xa, xb, dVa, dAa, dVb, dAb):
+    """The change of :func:`drift_rows` (the acceleration rows ``J qdd + gamma`` when ``A`` holds the
+    bodies' accelerations with ``qdd``)."""
+    kind = int(cd[c, CKIND])
+    pa, pb = (Ta[9], Ta[10], Ta[11]), (Tb[9], Tb[10], Tb[11])
+    if kind == POINT:
+        x = _point_acceleration(Va, Aa, pa)
+        dx = _point_acceleration_tangent(Va, Aa, pa, dVa, dAa, _point_velocity(xa, pa))
+        if cd[c, CBODY_B] >= 0:                                    # (a contact's anchor does not move)
+            x = _sub3(x, _point_acceleration(Vb, Ab, pb))
+            dx = _sub3(dx, _point_acceleration_tangent(Vb, Ab, pb, dVb, dAb, _point_velocity(xb, pb)))
+        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0),
+                                  (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
+    if kind == FRAME:
+        if cd[c, CREF] == LOCAL:                                   # Y = dA + [ad_Va] Vb in ca's axes
+            y = ad(Va, Vb)
+            Y = _difference(_difference(Aa, Ab), _scaled(-1.0, y))
+            e, f = ad(dVa, Vb), ad(Va, dVb)
+            dY = _difference(_difference(dAa, dAb), (-e[0] - f[0], -e[1] - f[1], -e[2] - f[2], -e[3] - f[3],
+                                                     -e[4] - f[4], -e[5] - f[5]))
+            return twist_to_child(Ta, _difference(dY, ad(xa, Y)))
+        return _at_point(pa, _point_velocity(xa, pa), _difference(Aa, Ab), _difference(dAa, dAb))
+    return ZERO6
+
+
+@njit(**HELPER)
+def _jlog3(w, t2, alpha, y):
+    """``y + [w] y / 2 + alpha [w]^2 y``: the inverse of SO(3)'s right Jacobian at ``w`` (``t2 = |w|^2``)
+    times ``y``."""
+    c = cross(w, y)
+    wy = w[0] * y[0] + w[1] * y[1] + w[2] * y[2]
+    return (y[0] + 0.5 * c[0] + alpha * (wy * w[0] - t2 * y[0]), y[1] + 0.5 * c[1] + alpha * (wy * w[1] - t2 * y[1]),
+            y[2] + 0.5 * c[2] + alpha * (wy * w[2] - t2 * y[2]))
+
+
+@njit(**HELPER)
+def log_pose_tangent(T, x):
+    """``d/de log(T exp([x] e))`` at ``e = 0`` (six numbers ``(omega, v)``; docs/theory.md (17.8)): the
+    inverse of the right Jacobian of SE(3)'s exponential at ``log T`` times the body twist ``x``,
+    ``(A x_w, A x_v + B A x_w)`` with ``A`` of :func:`_jlog3`, ``w = log R``, ``t = |w|``, ``p`` the
+    translation of ``T``, ``alpha = 1/t^2 - cot(t/2) / (2t)``, ``beta = alpha' / t`` (their series
+    below ``t = 0.1``) and ``B y = beta (w.p)(w.y) w - (t^2 beta + 2 alpha)(w.y) p + alpha ((p.y) w +
+    (w.p) y) + p x y / 2``."""
+    w = log_rotation((T[0], T[1], T[2], T[3], T[4], T[5], T[6], T[7], T[8]))
+    t2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    if t2 < 0.01:
+        alpha = 1.0 / 12.0 + t2 * (1.0 / 720.0 + t2 * (1.0 / 30240.0 + t2 * (1.0 / 1209600.0 + t2 / 47900160.0)))
+        beta = 1.0 / 360.0 + t2 * (1.0 / 7560.0 + t2 * (1.0 / 201600.0 + t2 / 5987520.0))
+    else:
+        t = math.sqrt(t2)
+        s, co = math.sin(t), math.cos(t)
+        alpha = 1.0 / t2 - s / (2.0 * t * (1.0 - co))
+        beta = -2.0 / (t2 * t2) + (1.0 + s / t) / (2.0 * t2 * (1.0 - co))
+    p = (T[9], T[10], T[11])
+    aw = _jlog3(w, t2, alpha, (x[0], x[1], x[2]))
+    av = _jlog3(w, t2, alpha, (x[3], x[4], x[5]))
+    wp = w[0] * p[0] + w[1] * p[1] + w[2] * p[2]
+    wy = w[0] * aw[0] + w[1] * aw[1] + w[2] * aw[2]
+    py = p[0] * aw[0] + p[1] * aw[1] + p[2] * aw[2]
+    c = cross(p, aw)
+    g, h = beta * wp * wy + alpha * py, (t2 * beta + 2.0 * alpha) * wy
+    return (aw[0], aw[1], aw[2],
+            av[0] + g * w[0] - h * p[0] + alpha * wp * aw[0] + 0.5 * c[0],
+            av[1] + g * w[1] - h * p[1] + alpha * wp * aw[1] + 0.5 * c[1],
+            av[2] + g * w[2] - h * p[2] + alpha * wp * aw[2] + 0.5 * c[2])
+
+
+@njit(**HELPER)
+def error_rows_tangent(cd, c, Ta, Tb, xa, xb):
+    """The change of :func:`error_rows` for the changes ``xa``, ``xb`` of the frames' poses (docs/theory.md
+    (17.7); zero for a contact without anchor; a JOINT row's, ``k`` over ``q``, by :func:`coupling_columns`):
+    POINT ``Q (u(xa, p_a) - u(xb, p_b))`` turned as :func:`_reference_tangent`; FRAME LOCAL
+    ``log_pose_tangent(T_{cb,ca}, [Ad_{T_{ca,0}}] (xa - xb))`` (``T_{cb,ca} exp(e [Ad_{T_{ca,0}}] (xa - xb))``
+    is the moved relative pose), WORLD that turned by ``R_a`` plus ``w_a x`` each half."""
+    if cd[c, CANCHORED] == 0.0:
+        return ZERO6
+    kind = int(cd[c, CKIND])
+    pa, pb = (Ta[9], Ta[10], Ta[11]), (Tb[9], Tb[10], Tb[11])
+    if kind == POINT:
+        x = _sub3(pa, pb)
+        dx = _sub3(_point_velocity(xa, pa), _point_velocity(xb, pb))
+        return _reference_tangent(cd, c, Ta, xa, (x[0], x[1], x[2], 0.0, 0.0, 0.0),
+                                  (dx[0], dx[1], dx[2], 0.0, 0.0, 0.0))
+    if kind == FRAME:
+        Tbi = (Tb[0], Tb[3], Tb[6], Tb[1], Tb[4], Tb[7], Tb[2], Tb[5], Tb[8],
+               -(Tb[0] * Tb[9] + Tb[3] * Tb[10] + Tb[6] * Tb[11]), -(Tb[1] * Tb[9] + Tb[4] * Tb[10] + Tb[7] * Tb[11]),
+               -(Tb[2] * Tb[9] + Tb[5] * Tb[10] + Tb[8] * Tb[11]))
+        Tr = compose(Tbi, Ta)                                                   # T_{cb,ca}
+        de = log_pose_tangent(Tr, twist_to_child(Ta, _difference(xa, xb)))
+        if cd[c, CREF] == LOCAL:
+            return de
+        Ra = (Ta[0], Ta[1], Ta[2], Ta[3], Ta[4], Ta[5], Ta[6], Ta[7], Ta[8])
+        e = rotate6(Ra, log_pose(Tr))
+        d = rotate6(Ra, de)
+        w = (xa[0], xa[1], xa[2])
+        f, g = cross(w, (e[0], e[1], e[2])), cross(w, (e[3], e[4], e[5]))
+        return d[0] + f[0], d[1] + f[1], d[2] + f[2], d[3] + g[0], d[4] + g[1], d[5] + g[2]
+    return ZERO6
+
+
+@njit(**HELPER)
+def coupling_columns(cd, c, D, r, scale):
+    """A JOINT row's ``d e / d q`` (its ``k_j`` at its joints' velocity indices, the same as its row of
+    ``J``) times ``scale``, added into row ``r`` of ``D``; nothing for the other kinds (their columns
+    come from :func:`error_rows_tangent` along the tree)."""
+    if int(cd[c, CKIND]) != JOINT:
+        return
+    for t in range(int(cd[c, CNTERMS])):
+        D[r, int(cd[c, CTERMS + 3 * t + 1])] += scale * cd[c, CTERMS + 3 * t + 2]
+
+
+@njit(**HELPER)
+def _forces(cd, c, Ta, lam):
+    """``(n, f)``: constraint ``c``'s moment and force in world axes from its rows of ``lam`` (a
+    point's ``n = 0``)."""
+    r0 = constraint_row(cd, c)
+    if int(cd[c, CKIND]) == POINT:
+        x = (0.0, 0.0, 0.0, lam[r0], lam[r0 + 1], lam[r0 + 2])
+    else:
+        x = (lam[r0], lam[r0 + 1], lam[r0 + 2], lam[r0 + 3], lam[r0 + 4], lam[r0 + 5])
+    if cd[c, CREF] != LOCAL:
+        return x
+    return rotate6((Ta[0], Ta[1], Ta[2], Ta[3], Ta[4], Ta[5], Ta[6], Ta[7], Ta[8]), x)
+
+
+@njit(**HELPER)
+def constraint_wrench(cd, c, Ta, Tb, lam, side):
+    """The wrench (world frame, about its origin) constraint ``c`` exerts with its forces ``lam`` on
+    body ``a`` (``side`` 0) or ``b`` (1): ``J^T lam`` is the sum over the constraints and sides of
+    ``J_j^T`` times it for each ancestor ``j`` of the side's body. ``+-(n + p x f, f)`` at ``p = p_a``
+    (FRAME; both sides) or at the side's point (POINT); zero for a JOINT row."""
+    kind = int(cd[c, CKIND])
+    if kind == JOINT:
+        return ZERO6
+    F = _forces(cd, c, Ta, lam)
+    p = (Ta[9], Ta[10], Ta[11]) if side == 0 or kind == FRAME else (Tb[9], Tb[10], Tb[11])
+    W = translate_wrench(p, F)
+    return W if side == 0 else _scaled(-1.0, W)
+
+
+@njit(**HELPER)
+def constraint_wrench_tangent(cd, c, Ta, Tb, lam, side, xa, xb):
+    """The change of :func:`constraint_wrench` (``lam`` held) for the changes ``xa``, ``xb`` of the
+    frames' poses: its point moves at ``u(x, p)`` with its frame, and LOCAL forces turn with ``xa``:
+    ``+-(dp x f + p x df + dn, df)``, ``(dn, df) = w_a x (n, f)`` (LOCAL) or zero (WORLD)."""
+    kind = int(cd[c, CKIND])
+    if kind == JOINT:
+        return ZERO6
+    n0, n1, n2, f0, f1, f2 = _forces(cd, c, Ta, lam)
+    n, f = (n0, n1, n2), (f0, f1, f2)
+    a = side == 0 or kind == FRAME
+    p = (Ta[9], Ta[10], Ta[11]) if a else (Tb[9], Tb[10], Tb[11])
+    dp = _point_velocity(xa, p) if a else _point_velocity(xb, p)
+    if cd[c, CREF] == LOCAL:
+        w = (xa[0], xa[1], xa[2])
+        dn, df = cross(w, n), cross(w, f)
+    else:
+        dn, df = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    m = _add3(_add3(cross(dp, f), cross(p, df)), dn)
+    W = (m[0], m[1], m[2], df[0], df[1], df[2])
+    return W if side == 0 else _scaled(-1.0, W)

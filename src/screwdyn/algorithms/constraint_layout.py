@@ -25,10 +25,12 @@ columns        name      meaning
 31             CSIZE     its number of rows: 3, 6 or 1
 32             COFFSET   JOINT: the offset of ``sum_j k_j q_j = offset``
 33             CNTERMS   JOINT: the number of terms ``t``
-34:34+3t       CTERMS    JOINT: ``(index in q, index in qd, k_j)`` of each term
+34             CANCHORED 1 when the position error ``e`` is measured (a loop, a coupling, a contact
+                         given an anchor), 0 for a contact without anchor (``e = 0``)
+35:35+3t       CTERMS    JOINT: ``(index in q, index in qd, k_j)`` of each term
 =============  ========  ===================================================================
 
-``width`` is ``34 + 3 t_max`` (``t_max`` the most terms of a JOINT row of the set), at least 34:
+``width`` is ``35 + 3 t_max`` (``t_max`` the most terms of a JOINT row of the set), at least 35:
 a run-time size, so one compiled kernel takes every set.
 """
 
@@ -44,8 +46,9 @@ CROW = 30
 CSIZE = 31
 COFFSET = 32
 CNTERMS = 33
-CTERMS = 34
-CWIDTH = 34
+CANCHORED = 34
+CTERMS = 35
+CWIDTH = 35
 
 # CKIND
 POINT = 0

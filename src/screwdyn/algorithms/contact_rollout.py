@@ -1,5 +1,5 @@
 """Rollouts with contacts: many simulations of one model, each with its own contacts, stepped by
-:func:`.contact_step.step_state` (docs/theory.md §17; the public entry is :func:`screwdyn.simulate`
+:func:`.contact_step.step_state` (docs/theory.md §18; the public entry is :func:`screwdyn.simulate`
 with an environment).
 
 Arrays (``B`` rollouts, ``N`` samples at times ``t``, ``n = nv``, ``K`` contact rows, ``mb``

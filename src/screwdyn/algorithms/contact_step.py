@@ -1,5 +1,5 @@
 """One time step with contacts, joint limits, joint dry friction and bilateral constraints
-(docs/theory.md §17): the velocity-level, semi-implicit Euler scheme of MuJoCo, Drake's and
+(docs/theory.md §18): the velocity-level, semi-implicit Euler scheme of MuJoCo, Drake's and
 Simple's time stepping, with the constraints solved together as one complementarity problem
 on the exact Coulomb cone.
 
@@ -18,7 +18,7 @@ where a free-flyer moves on SO(3) x R^3 in its frame at the start of the step, i
 into the new frame at the end (:func:`.joints.joint_integrate_decoupled`), and ``c = dt (0, omega x
 v)`` on its rows (:func:`.joints.frame_drift`) makes its velocity update the classical one.
 
-The rows' biases ``b`` and compliances ``R`` (the target velocities, docs/theory.md §17.2), with
+The rows' biases ``b`` and compliances ``R`` (the target velocities, docs/theory.md §18.2), with
 ``phi`` a contact's distance less its margin (a joint's distance to its limit), ``d = G_rr``::
 
     rigid contact or limit     R = 0,  b = phi / dt (phi >= 0: it closes the gap in one step,

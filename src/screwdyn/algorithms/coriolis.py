@@ -39,15 +39,16 @@ so ``-(K + K^T)/2 = [[-(Q + Q^T)/2, (m [v] - [c x w])/2], [.., 0]]`` and, since 
 ``Bc_l^T J = (B11c^T J_w + fc x J_v, 0)``.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, scratch, stack, window
+from .internals import release_gil, restore_gil, scratch, stack, window
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, twist_to_world, world_body
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, q_size, load, put,
     row, store, units, zero_lanes,
@@ -234,7 +235,7 @@ def coriolis(kd, q, qd, C, status, k0, k1, lanes):
         store(window(Cl, 0, (n * n, L)), b, m, flat(C), status, bad)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def coriolis_one(kd, q, qd, C):
     """One state: :func:`coriolis` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
     n, nq = kd.shape[0] - 1, q_size(kd)
@@ -247,7 +248,7 @@ def coriolis_one(kd, q, qd, C):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def coriolis_batch(kd, q, qd, C, status, lanes):
     """States ``(B, n) -> C (B, n, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
     B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)

@@ -24,15 +24,16 @@ Entries of two joints on different branches stay zero; ``M`` is written whole, e
 Cost ``O(n d)``, ``d`` the depth of the tree. ``L`` states run side by side (:mod:`.work`).
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .inertia_kernels import body_inertia, inertia_apply, inertia_rotate, inertia_shift, massless
-from .internals import CACHED, HELPER, KERNEL, dot6, release_gil, restore_gil, scratch, stack, window
+from .internals import dot6, release_gil, restore_gil, scratch, stack, window
 from .joints import in_parent_frame, joint_poses, joint_screw
 from .layout import ARMAT, PARENT
 from .spatial_kernels import aligned, aligned_in_parent, translate_wrench
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, flat, get3, get6, get9, get10, get12, is_rows, is_vector, lanes_of, q_size, load, put,
     row, store, units, zero_lanes,
@@ -149,7 +150,7 @@ def crba(kd, q, M, status, k0, k1, lanes):
         store(window(Ml, 0, (n * n, L)), b, m, flat(M), status, bad)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def crba_one(kd, q, M):
     """One state: :func:`crba` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
     n, nq = kd.shape[0] - 1, q_size(kd)
@@ -162,7 +163,7 @@ def crba_one(kd, q, M):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def crba_batch(kd, q, M, status, lanes):
     """States ``q (B, n) -> M (B, n, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
     B, n, nq = q.shape[0], kd.shape[0] - 1, q_size(kd)

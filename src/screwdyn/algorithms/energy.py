@@ -16,10 +16,10 @@ inertia only, with no spin axis in space). Output per state: ``KE, U, mc (3), P 
 centre of mass here, not by numpy after: a division of 3 numbers costs numpy 0.5 us).
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .inertia_kernels import body_inertia, inertia_apply
-from .internals import CACHED, HELPER, KERNEL, dot3, dot6, release_gil, restore_gil, stack, window
+from .internals import dot3, dot6, release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .kinematics import world_poses
 from .layout import ARMAT, GRAVITY, MASS, MCOM, PARENT
@@ -27,6 +27,7 @@ from .rnea import body_motion
 from .spatial_kernels import wrench_to_parent
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
 
 # one-state calls release the GIL from this many DoF (Talos, 44 joints: 3.9 us a call; internals.release_gil)
@@ -87,7 +88,7 @@ def energy(kd, q, qd, out, status, k0, k1):
         overflowed(status, k, out)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def energy_one(kd, q, qd, out):
     """One state: :func:`energy` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -101,7 +102,7 @@ def energy_one(kd, q, qd, out):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def energy_batch(kd, q, qd, out, status):
     """States ``q, qd (B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1

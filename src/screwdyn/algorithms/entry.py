@@ -58,4 +58,4 @@ class Entry:
 
     def work_floats(self, n, lanes=1):
         """Floats of stack a call takes for ``n`` bodies with ``lanes`` lanes."""
-        return lanes * self.per_lane.py_func(n)
+        return lanes * getattr(self.per_lane, "py_func", self.per_lane)(n)   # (a function under NUMBA_DISABLE_JIT)

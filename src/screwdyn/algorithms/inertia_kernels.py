@@ -21,10 +21,10 @@ inertia as ``X^T G X`` (a congruence: symmetry and the ten-number form are kept)
 * :func:`articulated`        the 21 numbers of ``G``
 * :func:`articulated_shift`  ``X^T IA X`` of an articulated inertia for a translation
 """
-from numba import njit
 
-from .internals import HELPER, dot3, fma, matmul3
+from .internals import dot3, fma, matmul3
 from .layout import MASS
+from .target import HELPER, njit
 
 # Where entry (a, b), a <= b, of a symmetric 6x6 matrix sits among its 21 upper-triangle numbers.
 UPPER = ((0, 1, 2, 3, 4, 5), (1, 6, 7, 8, 9, 10), (2, 7, 11, 12, 13, 14), (3, 8, 12, 15, 16, 17),

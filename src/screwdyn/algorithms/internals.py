@@ -1,15 +1,9 @@
 """Everything screwdyn takes from numba beyond its documented API, in this one module, each piece
 with a plain fallback.
 
-The kernels are written against the names below. By default (``MODE == "fast"``) they are:
+The kernels are written against the names below (how they are compiled and cached, and the
+decorator options ``KERNEL``, ``HELPER``, ...: :mod:`.target`). By default (``MODE == "fast"``) they are:
 
-* :data:`KERNEL`, :data:`HELPER`: decorator options. Kernels are compiled without numba's
-  reference-counting runtime (the target option ``_nrt``, undocumented): their compiled entry
-  points then take arrays as they are, where with the runtime each array costs a reference-counted
-  record made and freed per call (0.15 against 0.31 us for a call with three arrays). Such a
-  kernel cannot allocate on the heap: its work arrays live on the stack (:func:`stack`).
-  Helpers are inlined by LLVM (``forceinline``), not by numba (``inline="always"`` retypes a
-  helper at every call site: most of the compile time).
 * :func:`stack`: a fresh array on the stack of the calling kernel (an LLVM ``alloca``),
   each one memory of its own, so that the compiler vectorises loops reading one and writing
   another without checking them for overlap.
@@ -35,89 +29,32 @@ The kernels are written against the names below. By default (``MODE == "fast"``)
 * :func:`gemm`: a matrix product by the BLAS that scipy ships, called through numba's own wrapper
   ``numba_xxgemm`` (the one behind ``np.dot``, which needs the runtime and contiguous arrays): on
   views with a row stride, without the GIL, cacheable.
-* :func:`install_cache_stamp`, :func:`cache_has`: numba stamps a cached kernel with the hash of its
-  own source file only, so an edit of a shared file (``joints.py``) would leave stale machine code;
-  the stamp is extended with a hash of every file of the kernel folder. And whether a kernel's
-  signature is in the cache, read from numba's index before compiling (to say that it compiles).
 
-``MODE == "plain"`` (``SCREWDYN_NUMBA=plain`` in the environment, or forced when one of the pieces
-above is missing from the installed numba) uses none of them: the runtime stays on, the kernels are
+``MODE == "plain"`` (:mod:`.target`) uses none of them: the runtime stays on, the kernels are
 numba's ``nogil``, helpers are numba's ordinary functions, work arrays come from ``np.empty``,
 views from ``reshape``, the batch drivers split a batch evenly over ``prange`` (no atomics),
-``fma(a, b, c)`` is ``a * b + c``, and nothing is cached (without the stamp a stale cache could compute with old code). The same
-kernels, slower, with the same results to rounding; ``tests/test_internals.py`` runs the kernels
-in this mode too. The package pins the numba version these were written against (pyproject.toml).
+``fma(a, b, c)`` is ``a * b + c``. The same kernels, slower, with the same results to rounding;
+``tests/test_internals.py`` runs the kernels in this mode too. The package pins the numba version these were written against (pyproject.toml).
 """
-import functools
-import hashlib
-import os
-import platform
-import sys
-import warnings
-
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["MODE", "KERNEL", "HELPER", "INLINE", "DRIVER", "CACHED", "ATOMICS", "stack", "scratch", "window",
-           "release_gil", "restore_gil",
-           "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3", "HAS_FMA",
+from .target import ATOMICS, FAST, HAS_FMA, HELPER, njit
+
+__all__ = ["stack", "scratch", "window", "release_gil", "restore_gil",
+           "as_contiguous", "fetch_add", "num_threads", "fma", "dot3", "dot6", "matmul3",
            "lanes_fms", "lanes_copy", "lanes_div", "lanes_dot", "lanes_dot_runs", "lanes_zero", "gemm",
-           "GEMM_ONE_THREAD",
-           "install_cache_stamp", "cache_has"]
+           "GEMM_ONE_THREAD", "ATOMICS"]
 
-
-def _fast_pieces():
-    """The undocumented numba pieces, or the error that says which one is missing."""
-    from llvmlite import ir
-    from numba.core import caching, cgutils
-    from numba.core.cpu import CPUTargetOptions
-    from numba.core.imputils import impl_ret_borrowed
-    from numba.np.arrayobj import populate_array
-    if not hasattr(CPUTargetOptions, "_nrt") or not hasattr(caching.CacheImpl, "_locator_classes"):
-        raise AttributeError("numba's CPUTargetOptions._nrt or CacheImpl._locator_classes")
-    return ir, caching, cgutils, impl_ret_borrowed, populate_array
-
-
-MODE = "plain" if os.environ.get("SCREWDYN_NUMBA", "fast").lower() == "plain" else "fast"
-if MODE == "fast":
-    try:
-        _llir, _caching, _cgutils, _impl_ret_borrowed, _populate_array = _fast_pieces()
-    except (ImportError, AttributeError) as e:   # pragma: no cover - a numba other than the pinned one
-        warnings.warn(f"screwdyn: this numba lacks {e}; the kernels run in plain mode (slower, not cached)",
-                      RuntimeWarning)
-        MODE = "plain"
-
-FAST = MODE == "fast"
-CACHED = FAST                    # see the module docstring: no cache without the stamp
-ATOMICS = FAST
-# error_model numpy: x / 0 is inf, no exception. The GIL: a one-state entry point releases it itself when
-# its call is long (release_gil below; plain mode: numba's nogil, always); a batch entry point, parallel,
-# releases it in numba's parallel region.
-KERNEL = ({"cache": True, "_nrt": False, "error_model": "numpy", "nogil": False} if FAST
-          else {"cache": False, "error_model": "numpy", "nogil": True})
-HELPER = dict(KERNEL, forceinline=True) if FAST else KERNEL
-INLINE = {"cache": CACHED, "inline": "always"}    # the few helpers that return an array (a view):
-#   inlined by numba, since a function compiled without the runtime may only return its arguments
-# The batch drivers' set-up (work.units), inlined into the parallel function: it allocates, and reads the
-# thread count, whose symbol exists once numba has launched its threads.
-DRIVER = {"cache": CACHED, "inline": "always"}
+if FAST:
+    from llvmlite import ir as _llir
+    from numba.core import cgutils as _cgutils
+    from numba.core.imputils import impl_ret_borrowed as _impl_ret_borrowed
+    from numba.np.arrayobj import populate_array as _populate_array
 
 
 # ---------------------------------------------------------------------------------- fused arithmetic
-def _host_has_fma():
-    import llvmlite.binding as llvm
-    import numba
-    if numba.config.CPU_NAME:     # compiling for a named CPU (a portable cache): it may lack FMA
-        return False
-    if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
-        return bool(llvm.get_host_cpu_features().get("fma", False))
-    return True                   # aarch64, ppc64le, s390x: fused multiply-add is in the base ISA
-
-
-HAS_FMA = FAST and _host_has_fma()
-
-
 def _reals(args):
     return all(isinstance(x, (types.Float, types.Integer)) for x in args)
 
@@ -724,64 +661,3 @@ else:
                     s += (A[t, i] if trans_a else A[i, t]) * B[t, j]
                 C[i, j] = alpha * s + beta * C[i, j]
         return 0
-
-
-# ---------------------------------------------------------------------------------- the cache
-def _sources_digest(folder) -> bytes:
-    h = hashlib.sha256()
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            with open(os.path.join(folder, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read())
-    return h.digest()
-
-
-def install_cache_stamp(folder):
-    """Extend numba's cache stamp of every kernel defined in ``folder`` with a hash of all the
-    folder's sources (call it before any kernel is decorated): any edit recompiles every kernel.
-    Other packages' caches are untouched. Nothing to do in plain mode, which does not cache."""
-    if not FAST:
-        return
-    impl = _caching.CacheImpl
-    if any(getattr(c, "_screwdyn_stamp", False) for c in impl._locator_classes):
-        return
-    folder = os.path.abspath(folder)
-    digest = _sources_digest(folder)
-
-    def wrap(base):
-        def get_source_stamp(self):
-            stamp = base.get_source_stamp(self)
-            path = os.path.abspath(getattr(self, "_py_file", ""))
-            return (stamp, digest) if os.path.dirname(path) == folder else stamp
-        return type(base.__name__, (base,), {"get_source_stamp": get_source_stamp, "_screwdyn_stamp": True,
-                                             "__module__": base.__module__})
-
-    impl._locator_classes = [wrap(c) for c in impl._locator_classes]
-
-
-def cache_has(dispatcher, signature) -> bool:
-    """Whether numba's cache holds ``dispatcher`` compiled for ``signature`` (a tuple of types) for
-    this machine: the index entry, read without loading the code."""
-    if not FAST:
-        return False
-    cache = dispatcher._cache
-    try:
-        key = cache._index_key(signature, dispatcher.targetctx.codegen())
-        return key in cache._cache_file._load_index()
-    except Exception:   # noqa: BLE001 - an unreadable index is a miss
-        return False
-
-
-@functools.lru_cache(maxsize=None)
-def compile_note() -> str:
-    """Where the cache lives, for the message that says a first call compiles."""
-    if not FAST:
-        return "plain mode: nothing is cached"
-    import numba
-    where = numba.config.CACHE_DIR or "the package's __pycache__ folders (or ~/.cache/numba when read-only)"
-    return f"cached in {where}"
-
-
-def say(message):
-    """One line on stderr (what the user of a first call should know)."""
-    print(f"screwdyn: {message}", file=sys.stderr, flush=True)

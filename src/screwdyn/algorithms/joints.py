@@ -26,12 +26,10 @@ and gives one state's numbers exactly.
 """
 import math
 
-import numpy as np
-from numba import njit
-
-from .internals import HELPER, KERNEL, fma, window
+from .internals import fma, window
 from .layout import AXIS, AXISK, BALL, FREE, INNER, JSCALE, JTYPE, ONE_DOF, POS, POSEK, PRISMATIC, QIDX, ROT
 from .spatial_kernels import compose
+from .target import HELPER, ONE, njit
 from .work import q_size
 
 
@@ -54,8 +52,10 @@ IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
 @njit(**HELPER)
 def sincos_reduced(x):
-    """``(sin x, cos x)`` for ``|x| <= SINCOS_LIMIT``, without a branch or a call."""
-    j = np.floor(fma(x, _TWO_OVER_PI, 0.5))              # x = j pi/2 + r, |r| <= pi/4
+    """``(sin x, cos x)`` for ``|x| <= SINCOS_LIMIT``, without a branch or a call. (``math.floor``,
+    not ``np.floor``: numba-cuda compiles the one, not the other, in a GPU kernel; exact either way,
+    ``|j| < 2^27``.)"""
+    j = float(math.floor(fma(x, _TWO_OVER_PI, 0.5)))     # x = j pi/2 + r, |r| <= pi/4
     r = fma(-j, _PIO2_3, fma(-j, _PIO2_2, fma(-j, _PIO2_1, x)))
     z = r * r
     ps = fma(fma(fma(fma(fma(1.58962301576546568060e-10, z, -2.50507477628578072866e-8), z,
@@ -66,7 +66,7 @@ def sincos_reduced(x):
                  -1.38888888888730564116e-3), z, 4.16666666666665929218e-2)
     s = fma(r * z, ps, r)
     c = fma(z * z, pc, 1.0 - 0.5 * z)
-    k = j - 4.0 * np.floor(0.25 * j)                     # the quadrant, 0 .. 3
+    k = j - 4.0 * float(math.floor(0.25 * j))            # the quadrant, 0 .. 3
     sin = s if k == 0.0 else (c if k == 1.0 else (-s if k == 2.0 else -c))
     cos = c if k == 0.0 else (-s if k == 1.0 else (-c if k == 2.0 else s))
     return sin, cos
@@ -379,6 +379,13 @@ def joint_integrate(kd, Q, V, dt, OUT, m):
         for x in range(size):
             out[x] = q[x] + dt * v[x]
         return
+    joint_integrate_rows(kd, Q, V, dt, OUT, m)
+
+
+@njit(**HELPER)
+def joint_integrate_rows(kd, Q, V, dt, OUT, m):
+    """:func:`joint_integrate` joint by joint (a GPU driver's, and the CPU's for a model with a
+    free-flyer or spherical joint)."""
     n = kd.shape[0] - 1
     for i in range(n):
         pk = kd[i, POSEK]
@@ -388,19 +395,32 @@ def joint_integrate(kd, Q, V, dt, OUT, m):
                 OUT[l, qi] = Q[l, qi] + dt * V[l, i]
         elif pk == FREE:
             for l in range(m):
-                p0, p1, p2 = Q[l, qi], Q[l, qi + 1], Q[l, qi + 2]
-                w0, w1, w2 = V[l, i] * dt, V[l, i + 1] * dt, V[l, i + 2] * dt
-                x, y, z, w, cx, cy, cz, cw = quaternion_step(Q[l, qi + 3], Q[l, qi + 4], Q[l, qi + 5], Q[l, qi + 6],
-                                                             w0, w1, w2)
-                d0, d1, d2 = quaternion_rotate(x, y, z, w, *se3_translation(w0, w1, w2, V[l, i + 3] * dt,
-                                                                           V[l, i + 4] * dt, V[l, i + 5] * dt))
-                OUT[l, qi], OUT[l, qi + 1], OUT[l, qi + 2] = p0 + d0, p1 + d1, p2 + d2
-                OUT[l, qi + 3], OUT[l, qi + 4], OUT[l, qi + 5], OUT[l, qi + 6] = cx, cy, cz, cw
+                free_flyer_step(Q[l], V[l], qi, i, dt, OUT[l])
         elif pk == BALL:
             for l in range(m):
-                _, _, _, _, cx, cy, cz, cw = quaternion_step(Q[l, qi], Q[l, qi + 1], Q[l, qi + 2], Q[l, qi + 3],
-                                                             V[l, i] * dt, V[l, i + 1] * dt, V[l, i + 2] * dt)
-                OUT[l, qi], OUT[l, qi + 1], OUT[l, qi + 2], OUT[l, qi + 3] = cx, cy, cz, cw
+                ball_step(Q[l], V[l], qi, i, dt, OUT[l])
+
+
+@njit(**HELPER)
+def free_flyer_step(q, v, qi, i, dt, out):
+    """``out[qi:qi + 7]``: a free-flyer's ``(p, quat)`` at ``q[qi:]`` moved by ``exp([V dt])``, ``V =
+    v[i:i + 6]`` in its own frame (:func:`joint_integrate`; ``out`` may be ``q``)."""
+    p0, p1, p2 = q[qi], q[qi + 1], q[qi + 2]
+    w0, w1, w2 = v[i] * dt, v[i + 1] * dt, v[i + 2] * dt
+    x, y, z, w, cx, cy, cz, cw = quaternion_step(q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6], w0, w1, w2)
+    d0, d1, d2 = quaternion_rotate(x, y, z, w, *se3_translation(w0, w1, w2, v[i + 3] * dt, v[i + 4] * dt,
+                                                               v[i + 5] * dt))
+    out[qi], out[qi + 1], out[qi + 2] = p0 + d0, p1 + d1, p2 + d2
+    out[qi + 3], out[qi + 4], out[qi + 5], out[qi + 6] = cx, cy, cz, cw
+
+
+@njit(**HELPER)
+def ball_step(q, v, qi, i, dt, out):
+    """``out[qi:qi + 4]``: a spherical joint's quaternion at ``q[qi:]`` turned by ``exp([omega dt])``,
+    ``omega = v[i:i + 3]`` (:func:`joint_integrate`; ``out`` may be ``q``)."""
+    _, _, _, _, cx, cy, cz, cw = quaternion_step(q[qi], q[qi + 1], q[qi + 2], q[qi + 3], v[i] * dt, v[i + 1] * dt,
+                                                 v[i + 2] * dt)
+    out[qi], out[qi + 1], out[qi + 2], out[qi + 3] = cx, cy, cz, cw
 
 
 @njit(**HELPER)
@@ -410,7 +430,7 @@ def joint_integrate_decoupled(kd, Q, V, dt, OUT, m):
     twist ``(omega, v)`` in the frame ``R = R(q)`` at the start of the step), and its twist is
     carried into the new body frame, ``v <- exp(-[omega dt]) v`` (``V`` changed in place), so that
     the origin's world velocity is the same at both ends of the step. The velocity-level contact
-    step (docs/theory.md §17.1) holds a contact point's velocity ``R (v + omega x r)`` for the whole
+    step (docs/theory.md §18.1) holds a contact point's velocity ``R (v + omega x r)`` for the whole
     step: on ``SE(3)``, along the screw of ``exp([V dt])``, a rolling ball's centre would fall by ``r
     (omega dt)^2 / 2`` a step. Its velocity update is then the origin's classical acceleration in
     the frame ``R``: :func:`frame_drift`. ``OUT`` must not be ``Q``."""
@@ -485,14 +505,14 @@ def twist_bracket(a, b):
             (a[0] * b[4] - a[1] * b[3]) + (a[3] * b[1] - a[4] * b[0]))
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def integrate_rows(kd, Q, V, dt, OUT):
     """:func:`joint_integrate` of every row of ``Q (B, nq)``, ``V (B, nv)`` into ``OUT (B, nq)`` (C
     arrays; :func:`screwdyn.integrate`)."""
     joint_integrate(kd, Q, V, dt, OUT, Q.shape[0])
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def dexp_inverse_rows(kd, X, V, OUT):
     """:func:`joint_dexp_inverse` of every row of ``X, V (B, nv)`` into ``OUT`` (C arrays;
     :func:`screwdyn.configuration.dexp_inverse`)."""

@@ -28,15 +28,16 @@ The kernels take one state at a time (:mod:`.work`): the world poses in a work a
 frame's quantities.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .layout import PARENT
 from .rnea import body_motion
 from .spatial_kernels import compose, cross, rotate6, translate_twist, twist_to_child, twist_to_world
 from .entry import I64, Entry, array
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import check, claim, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
 
 # one-state calls release the GIL from this many DoF (below, a call takes under 1 us; internals.release_gil)
@@ -208,7 +209,7 @@ def frame_motion(kd, q, qd, body, Tbf, ref, vel, acc, status, k0, k1):
         overflowed(status, k, acc)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def poses_one(kd, q, fbody, fpose, out):
     """One state: :func:`poses` on it as a batch of one."""
     if not (is_vector(q, q_size(kd)) and out.shape[0] == fbody.shape[0] and out.shape[1] == 4 and out.shape[2] == 4):
@@ -221,7 +222,7 @@ def poses_one(kd, q, fbody, fpose, out):
     return status[0]
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def jacobian_one(kd, q, body, Tbf, ref, J):
     """One state: :func:`jacobian` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -235,7 +236,7 @@ def jacobian_one(kd, q, body, Tbf, ref, J):
     return status[0]
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def frame_motion_one(kd, q, qd, body, Tbf, ref, vel, acc):
     """One state: :func:`frame_motion` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -249,7 +250,7 @@ def frame_motion_one(kd, q, qd, body, Tbf, ref, vel, acc):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def poses_batch(kd, q, fbody, fpose, out, status):
     """States ``q (B, n)`` over numba's threads."""
     B = q.shape[0]
@@ -264,7 +265,7 @@ def poses_batch(kd, q, fbody, fpose, out, status):
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def jacobian_batch(kd, q, body, Tbf, ref, J, status):
     """States ``q (B, n)`` over numba's threads."""
     B = q.shape[0]
@@ -279,7 +280,7 @@ def jacobian_batch(kd, q, body, Tbf, ref, J, status):
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def frame_motion_batch(kd, q, qd, body, Tbf, ref, vel, acc, status):
     """States ``q, qd (B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1

@@ -24,8 +24,8 @@ one for redundant but consistent constraints (the components of ``lam`` in the n
 definite). The components of ``lam`` in the null space of ``G`` gather the rounding of the right
 side divided by ``mu`` (each solve by ``G + mu 1``): about ``eps |G| / mu`` of ``|lam|`` an
 iteration, while the others converge at the rate ``mu / (sigma + mu)`` (``sigma`` the smallest
-nonzero eigenvalue of ``G``), so ``mu`` is best taken in proportion to ``|G|`` (``mu < 0``
-below). Each iteration: one Cholesky solve, the residual ``||G lam - b||_inf`` and the step
+nonzero eigenvalue of ``G``), so ``mu`` is best taken in proportion to ``|G|``
+(:func:`kkt_solve` with ``mu < 0``). Each iteration: one Cholesky solve, the residual ``||G lam - b||_inf`` and the step
 ``||lam_{k+1} - lam_k||_inf``; it stops when either is at most ``accuracy``.
 
 Cost: ``O(n d^2)`` for ``L^T D L``, ``O(m d^2)`` for ``X`` (``d`` the depth of the tree),
@@ -33,9 +33,7 @@ Cost: ``O(n d^2)`` for ``L^T D L``, ``O(m d^2)`` for ``X`` (``d`` the depth of t
 """
 import math
 
-from numba import njit
-
-from .internals import HELPER, KERNEL
+from .target import HELPER, KERNEL, njit
 
 # kkt_solve's status: the damped Delassus matrix is not positive definite (redundant constraints with mu = 0)
 DELASSUS_SINGULAR = -1

@@ -25,17 +25,18 @@ columns at once, each row operation on the columns of its branch only (:func:`lt
 ``O(n^2 d)``), its upper triangle mirrored so it is exactly symmetric.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .crba import crba
 from .internals import (
-    CACHED, GEMM_ONE_THREAD, HELPER, KERNEL, gemm, lanes_copy, lanes_div, lanes_dot_runs, lanes_fms, lanes_zero,
-    release_gil, restore_gil, stack, window,
+    GEMM_ONE_THREAD, gemm, lanes_copy, lanes_div, lanes_dot_runs, lanes_fms, lanes_zero, release_gil, restore_gil,
+    stack, window,
 )
 from .layout import PARENT
 from .rnea import rnea
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import check, claim, is_rows, is_vector, one_state, overflowed, q_size, row, units
 
 # one-state calls release the GIL from this many DoF (a 32-joint Talos: about 5 us a call; internals.release_gil)
@@ -323,7 +324,7 @@ def minv(kd, q, Minv, status, k0, k1):
         overflowed(status, k, Minv)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def fd_crb_one(kd, q, qd, tau, fext, use_fext, qdd):
     """One state: :func:`fd_crb` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -339,7 +340,7 @@ def fd_crb_one(kd, q, qd, tau, fext, use_fext, qdd):
     return status[0]
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def minv_one(kd, q, Minv):
     """One state: :func:`minv` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -353,7 +354,7 @@ def minv_one(kd, q, Minv):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
     """States ``(B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1
@@ -369,7 +370,7 @@ def fd_crb_batch(kd, q, qd, tau, fext, use_fext, qdd, status):
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def minv_batch(kd, q, Minv, status):
     """States ``q (B, n)`` over numba's threads."""
     B = q.shape[0]

@@ -41,9 +41,10 @@ polytope) give one contact from GJK and EPA.
 """
 import math
 
-from numba import njit
+import numpy as np
 
-from .internals import HELPER, KERNEL
+from .target import HELPER, INLINE, KERNEL, njit
+
 
 PLANE = 0
 SPHERE = 1
@@ -53,6 +54,7 @@ BOX = 4
 CONVEX = 5
 
 MINVAL = 1e-15        # MuJoCo's mjMINVAL
+ROW0 = np.int64(0)    # the first row of pre-contacts (an int64, not a literal: one compiled signature)
 PC_WIDTH = 7          # columns of a pre-contact row
 MAX_PAIR = 8          # the most contacts any pair function writes (box-box before its reduction)
 
@@ -105,9 +107,14 @@ def position(G):
 
 
 @njit(**HELPER)
-def column(G, j):
-    """Axis ``j`` of the frame ``G``: column ``j`` of its rotation."""
-    return G[j], G[3 + j], G[6 + j]
+def zaxis(G):
+    """The z axis of the frame ``G`` (the last column of its rotation)."""
+    return G[2], G[5], G[8]
+
+
+@njit(**HELPER)
+def xaxis(G):
+    return G[0], G[3], G[6]
 
 
 @njit(**HELPER)
@@ -152,13 +159,13 @@ def plane_point(pc, k, n, p0, c, r, margin):
 
 @njit(**KERNEL)
 def plane_sphere(G1, G2, s2, margin, pc, k):
-    return plane_point(pc, k, column(G1, 2), position(G1), position(G2), s2[0], margin)
+    return plane_point(pc, k, zaxis(G1), position(G1), position(G2), s2[0], margin)
 
 
 @njit(**KERNEL)
 def plane_capsule(G1, G2, s2, margin, pc, k):
     """The two end spheres of the capsule (MuJoCo's ``mjc_PlaneCapsule``)."""
-    n, p0, c, a = column(G1, 2), position(G1), position(G2), column(G2, 2)
+    n, p0, c, a = zaxis(G1), position(G1), position(G2), zaxis(G2)
     m = plane_point(pc, k, n, p0, add_scaled(c, a, s2[1]), s2[0], margin)
     return m + plane_point(pc, k + m, n, p0, add_scaled(c, a, -s2[1]), s2[0], margin)
 
@@ -167,8 +174,8 @@ def plane_capsule(G1, G2, s2, margin, pc, k):
 def plane_cylinder(G1, G2, s2, margin, pc, k):
     """The rim point nearest the plane, the opposite rim's, and two more on the near rim
     (MuJoCo's ``mjc_PlaneCylinder``)."""
-    n, p0, c = column(G1, 2), position(G1), position(G2)
-    axis = column(G2, 2)
+    n, p0, c = zaxis(G1), position(G1), position(G2)
+    axis = zaxis(G2)
     prjaxis = dot(n, axis)
     if prjaxis > 0:
         axis = scale(axis, -1.0)
@@ -179,7 +186,7 @@ def plane_cylinder(G1, G2, s2, margin, pc, k):
     if len_sqr >= MINVAL * MINVAL:
         vec = scale(vec, s2[0] / math.sqrt(len_sqr))
     else:                                       # the disk parallel to the plane
-        vec = scale(column(G2, 0), s2[0])
+        vec = scale(xaxis(G2), s2[0])
     prjvec = dot(vec, n)
     axis = scale(axis, s2[1])
     prjaxis *= s2[1]
@@ -208,7 +215,7 @@ def plane_cylinder(G1, G2, s2, margin, pc, k):
 def plane_box(G1, G2, s2, margin, pc, k):
     """The first four corners (in MuJoCo's order) below the margin that face the plane
     (MuJoCo's ``mjc_PlaneBox``)."""
-    n, c = column(G1, 2), position(G2)
+    n, c = zaxis(G1), position(G2)
     dist = dot(sub(c, position(G1)), n)
     m = 0
     for i in range(8):
@@ -225,47 +232,107 @@ def plane_box(G1, G2, s2, margin, pc, k):
     return m
 
 
+@njit(**HELPER)
+def vertex_dot(V, i, u):
+    return u[0] * V[i, 0] + u[1] * V[i, 1] + u[2] * V[i, 2]
+
+
 @njit(**KERNEL)
-def plane_convex(G1, G2, V, adr, num, margin, pc, k):
-    """A polytope of vertices ``V[adr:adr + num]`` (its frame's coordinates) against the plane:
-    the deepest vertex and up to three more within the margin, spread over the support patch (see
-    the module docstring)."""
-    n, p0, c = column(G1, 2), position(G1), position(G2)
+def hull_support(V, adr, num, graph, ga, u):
+    """The row of ``V[adr:adr + num]`` of largest ``u . v``. With the polytope's vertex graph at
+    ``graph[ga:]`` (``ga >= 0``; :func:`screwdyn.collision.hull_graph`: its six axis-extreme
+    vertices, then the CSR offsets and neighbours of each vertex, local indices): from the best of
+    the six, to the best neighbour while one is better (a vertex no neighbour of which is better
+    is the maximum of a linear function on a convex polytope); else every vertex."""
+    if ga < 0:
+        best, ib = -math.inf, adr
+        for i in range(adr, adr + num):
+            x = vertex_dot(V, i, u)
+            if x > best:
+                best, ib = x, i
+        return ib
+    best, cur = -math.inf, adr
+    for j in range(6):
+        i = adr + graph[ga + j]
+        x = vertex_dot(V, i, u)
+        if x > best:
+            best, cur = x, i
+    off = ga + 6
+    nbr = off + num + 1
+    for _ in range(num):
+        step = cur
+        for e in range(graph[off + cur - adr], graph[off + cur - adr + 1]):
+            i = adr + graph[nbr + e]
+            x = vertex_dot(V, i, u)
+            if x > best:
+                best, step = x, i
+        if step == cur:
+            break
+        cur = step
+    return cur
+
+
+@njit(**KERNEL)
+def plane_convex(G1, G2, V, adr, num, graph, ga, margin, pc, k, S):
+    """A polytope of vertices ``V[adr:adr + num]`` (its frame's coordinates; its vertex graph at
+    ``graph[ga:]``) against the plane: the deepest vertex (:func:`hull_support`) and, among the
+    vertices within the margin (those connected to it through others within it, in the graph),
+    up to three more spread over the support patch (see the module docstring). ``S``: scratch
+    rows (x, y, z) for the patch's vertex indices."""
+    n, p0, c = zaxis(G1), position(G1), position(G2)
     u = rotate_back(G2, n)                     # the normal in the polytope's frame
     d0 = dot(sub(c, p0), n)
-    best, ibest, inside = math.inf, adr, 0
-    for i in range(adr, adr + num):
-        d = d0 + u[0] * V[i, 0] + u[1] * V[i, 1] + u[2] * V[i, 2]
-        inside += d <= margin
-        if d < best:
-            best, ibest = d, i
+    ib = hull_support(V, adr, num, graph, ga, (-u[0], -u[1], -u[2]))
+    best = d0 + vertex_dot(V, ib, u)
     if best > margin:
         return 0
-    v0 = (V[ibest, 0], V[ibest, 1], V[ibest, 2])
+    v0 = (V[ib, 0], V[ib, 1], V[ib, 2])
     emit(pc, k, add_scaled(add(rotate(G2, v0), c), n, -best / 2), n, best)
-    if inside == 1:
+    # the patch: the vertices within the margin, by a walk over the graph from v0 (every vertex
+    # without a graph), their indices in the scratch rows' cells
+    cells = S.shape[0] * 3
+    flat = S.reshape(-1)
+    found = 0
+    if ga < 0:
+        for i in range(adr, adr + num):
+            if d0 + vertex_dot(V, i, u) <= margin and found < cells:
+                flat[found] = i
+                found += 1
+    else:
+        flat[0] = ib
+        found, head = 1, 0
+        off = ga + 6
+        nbr = off + num + 1
+        while head < found:
+            cur = int(flat[head])
+            head += 1
+            for e in range(graph[off + cur - adr], graph[off + cur - adr + 1]):
+                i = adr + graph[nbr + e]
+                if d0 + vertex_dot(V, i, u) > margin:
+                    continue
+                seen = False
+                for t in range(found):
+                    seen |= flat[t] == i
+                if not seen and found < cells:
+                    flat[found] = i
+                    found += 1
+    if found <= 1:
         return 1
-    # in-plane offsets from v0 (the polytope's frame): w - (w . u) u; the farthest from v0
-    far, ifar = 0.0, -1
-    for i in range(adr, adr + num):
+    far, ifar = 0.0, -1                        # the farthest from v0 in the plane
+    for t in range(found):
+        i = int(flat[t])
         w = (V[i, 0] - v0[0], V[i, 1] - v0[1], V[i, 2] - v0[2])
-        if d0 + dot(u, (V[i, 0], V[i, 1], V[i, 2])) > margin:
-            continue
         wn = dot(w, u)
         r2 = dot(w, w) - wn * wn
         if r2 > far:
             far, ifar = r2, i
-    scale_ = 0.0
-    for i in range(adr, adr + num):
-        scale_ = max(scale_, abs(V[i, 0]) + abs(V[i, 1]) + abs(V[i, 2]))
-    tiny = (1e-9 * scale_) ** 2
-    if ifar < 0 or far <= tiny:
+    tiny = 1e-18 * max(far, 1e-300)
+    if ifar < 0 or far <= 1e-24:
         return 1
     e = (V[ifar, 0] - v0[0], V[ifar, 1] - v0[1], V[ifar, 2] - v0[2])
     hi, ihi, lo, ilo = 0.0, -1, 0.0, -1        # signed areas on either side of the line v0 -> v_far
-    for i in range(adr, adr + num):
-        if d0 + dot(u, (V[i, 0], V[i, 1], V[i, 2])) > margin:
-            continue
+    for t in range(found):
+        i = int(flat[t])
         a = dot(cross3(e, (V[i, 0] - v0[0], V[i, 1] - v0[1], V[i, 2] - v0[2])), u)
         if a > hi:
             hi, ihi = a, i
@@ -273,7 +340,7 @@ def plane_convex(G1, G2, V, adr, num, margin, pc, k):
             lo, ilo = a, i
     m = 1
     for i in (ifar, ihi, ilo):
-        if i < 0 or (i != ifar and abs(hi if i == ihi else lo) <= tiny):
+        if i < 0 or (i != ifar and (hi if i == ihi else -lo) <= tiny):
             continue
         v = (V[i, 0], V[i, 1], V[i, 2])
         d = d0 + dot(u, v)
@@ -302,22 +369,22 @@ def sphere_sphere_raw(pc, k, c1, z1, r1, c2, z2, r2, margin):
 
 @njit(**KERNEL)
 def sphere_sphere(G1, s1, G2, s2, margin, pc, k):
-    return sphere_sphere_raw(pc, k, position(G1), column(G1, 2), s1[0], position(G2), column(G2, 2), s2[0],
+    return sphere_sphere_raw(pc, k, position(G1), zaxis(G1), s1[0], position(G2), zaxis(G2), s2[0],
                              margin)
 
 
 @njit(**KERNEL)
 def sphere_capsule(G1, s1, G2, s2, margin, pc, k):
     """The sphere against the nearest point of the capsule's segment (MuJoCo's ``mjraw_SphereCapsule``)."""
-    c1, c2, axis = position(G1), position(G2), column(G2, 2)
+    c1, c2, axis = position(G1), position(G2), zaxis(G2)
     x = clip(dot(axis, sub(c1, c2)), -s2[1], s2[1])
-    return sphere_sphere_raw(pc, k, c1, column(G1, 2), s1[0], add_scaled(c2, axis, x), axis, s2[0], margin)
+    return sphere_sphere_raw(pc, k, c1, zaxis(G1), s1[0], add_scaled(c2, axis, x), axis, s2[0], margin)
 
 
 @njit(**KERNEL)
 def sphere_cylinder(G1, s1, G2, s2, margin, pc, k):
     """The cylinder's side, one of its caps or a rim point (MuJoCo's ``mjc_SphereCylinder``)."""
-    c1, c2, axis = position(G1), position(G2), column(G2, 2)
+    c1, c2, axis = position(G1), position(G2), zaxis(G2)
     radius, height = s2[0], s2[1]
     vec = sub(c1, c2)
     x = dot(axis, vec)
@@ -332,7 +399,7 @@ def sphere_cylinder(G1, s1, G2, s2, margin, pc, k):
         else:
             cap = False
     if side:
-        return sphere_sphere_raw(pc, k, c1, column(G1, 2), s1[0], add(a_proj, c2), axis, radius, margin)
+        return sphere_sphere_raw(pc, k, c1, zaxis(G1), s1[0], add(a_proj, c2), axis, radius, margin)
     if cap:
         sgn = 1.0 if x > 0 else -1.0
         capc = add_scaled(c2, axis, sgn * height)
@@ -342,14 +409,14 @@ def sphere_cylinder(G1, s1, G2, s2, margin, pc, k):
             pc[k, 3], pc[k, 4], pc[k, 5] = -pc[k, 3], -pc[k, 4], -pc[k, 5]
         return m
     rim = add(add(scale(p_proj, radius / math.sqrt(p_proj_sqr)), scale(axis, height if x > 0 else -height)), c2)
-    return sphere_sphere_raw(pc, k, c1, column(G1, 2), s1[0], rim, axis, 0.0, margin)
+    return sphere_sphere_raw(pc, k, c1, zaxis(G1), s1[0], rim, axis, 0.0, margin)
 
 
 @njit(**KERNEL)
 def capsule_capsule(G1, s1, G2, s2, margin, pc, k):
     """The nearest points of the two segments as spheres; for parallel segments, up to two pairs
     (MuJoCo's ``mjraw_CapsuleCapsule``)."""
-    c1, c2, z1, z2 = position(G1), position(G2), column(G1, 2), column(G2, 2)
+    c1, c2, z1, z2 = position(G1), position(G2), zaxis(G1), zaxis(G2)
     axis1, axis2 = scale(z1, s1[1]), scale(z2, s2[1])
     dif = sub(c1, c2)
     ma, mb, mc = dot(axis1, axis1), -dot(axis1, axis2), dot(axis2, axis2)
@@ -424,59 +491,53 @@ def sphere_box(G1, s1, G2, s2, margin, pc, k):
 
 
 @njit(**HELPER)
-def box_signed_distance(p, h):
-    """The signed distance from ``p`` (the box's frame) to the box of half sizes ``h``."""
-    q0, q1, q2 = abs(p[0]) - h[0], abs(p[1]) - h[1], abs(p[2]) - h[2]
-    o0, o1, o2 = max(q0, 0.0), max(q1, 0.0), max(q2, 0.0)
-    return math.sqrt(o0 * o0 + o1 * o1 + o2 * o2) + min(max(q0, max(q1, q2)), 0.0)
+def segment_candidate(i, c, a, h):
+    """Candidate ``i`` (0 to 49) for the minimum of the signed distance from ``c + t a`` to the box
+    of half sizes ``h`` (:func:`segment_box_nearest`): ``t``, or 2 when there is none."""
+    if i < 2:                                  # the ends
+        return 2.0 * i - 1.0
+    if i < 11:                                 # a coordinate crossing -h, 0 or h
+        j, o = (i - 2) // 3, (i - 2) % 3 - 1
+        aj, cj, hj = (a[0], c[0], h[0]) if j == 0 else (a[1], c[1], h[1]) if j == 1 else (a[2], c[2], h[2])
+        return (o * hj - cj) / aj if aj != 0.0 else 2.0
+    if i < 23:                                 # two face distances equal: s_u x_u - h_u = s_v x_v - h_v
+        m = i - 11
+        pair, su, sv = m // 4, 1.0 if m % 2 else -1.0, 1.0 if (m // 2) % 2 else -1.0
+        u, v = (0, 1) if pair == 0 else (0, 2) if pair == 1 else (1, 2)
+        au, cu, hu = (a[0], c[0], h[0]) if u == 0 else (a[1], c[1], h[1])
+        av, cv, hv = (a[1], c[1], h[1]) if v == 1 else (a[2], c[2], h[2])
+        den = su * au - sv * av
+        return (hu - hv - su * cu + sv * cv) / den if den != 0.0 else 2.0
+    p = i - 23                                 # the stationary point of the squared distance of a
+    num, den = 0.0, 0.0                        # pattern of coordinates below (-1), inside, above (1)
+    for j in range(3):
+        side = p % 3 - 1
+        p //= 3
+        aj, cj, hj = (a[0], c[0], h[0]) if j == 0 else (a[1], c[1], h[1]) if j == 1 else (a[2], c[2], h[2])
+        if side != 0:
+            num += aj * (cj - side * hj)
+            den += aj * aj
+    return -num / den if den > 0.0 else 2.0
 
 
-@njit(**HELPER)
+@njit(**INLINE)
 def segment_box_nearest(c, a, h):
     """The parameter ``t`` in [-1, 1] minimising the signed distance from ``c + t a`` to the box of
     half sizes ``h`` (all in the box's frame). The distance is convex along the segment, linear or
     quadratic between breakpoints, so its minimum is at an end, a breakpoint (a coordinate crossing
     a face plane or 0, two face distances equal) or a stationary point of a quadratic piece (each
-    of the 27 patterns of coordinates below, inside, above the box): all are tried."""
-    best_t, best = -1.0, box_signed_distance((c[0] - a[0], c[1] - a[1], c[2] - a[2]), h)
-    f = box_signed_distance(add(c, a), h)
-    if f < best:
-        best_t, best = 1.0, f
-    for j in range(3):                         # a coordinate crossing -h, 0, h
-        if a[j] != 0.0:
-            for off in (-h[j], 0.0, h[j]):
-                t = (off - c[j]) / a[j]
-                if -1.0 < t < 1.0:
-                    f = box_signed_distance(add_scaled(c, a, t), h)
-                    if f < best:
-                        best_t, best = t, f
-    for i in range(3):                         # two face distances equal: |x_i| - h_i = |x_j| - h_j
-        for j in range(i + 1, 3):
-            for si in (-1.0, 1.0):
-                for sj in (-1.0, 1.0):
-                    den = si * a[i] - sj * a[j]
-                    if den != 0.0:
-                        t = (h[i] - h[j] - si * c[i] + sj * c[j]) / den
-                        if -1.0 < t < 1.0:
-                            f = box_signed_distance(add_scaled(c, a, t), h)
-                            if f < best:
-                                best_t, best = t, f
-    for pattern in range(27):                  # outside: the stationary point of sum over clamped axes
-        num, den = 0.0, 0.0
-        p = pattern
-        for j in range(3):
-            side = p % 3 - 1                   # -1 below, 0 inside, 1 above
-            p //= 3
-            if side != 0:
-                b = c[j] - side * h[j]
-                num += a[j] * b
-                den += a[j] * a[j]
-        if den > 0.0:
-            t = -num / den
-            if -1.0 < t < 1.0:
-                f = box_signed_distance(add_scaled(c, a, t), h)
-                if f < best:
-                    best_t, best = t, f
+    of the 27 patterns of coordinates below, inside, above the box): all 50 are tried, the first
+    of equal distances kept."""
+    best_t, best = -1.0, math.inf
+    for i in range(50):
+        t = segment_candidate(i, c, a, h)
+        if -1.0 <= t <= 1.0:
+            p = add_scaled(c, a, t)
+            q0, q1, q2 = abs(p[0]) - h[0], abs(p[1]) - h[1], abs(p[2]) - h[2]
+            o0, o1, o2 = max(q0, 0.0), max(q1, 0.0), max(q2, 0.0)
+            f = math.sqrt(o0 * o0 + o1 * o1 + o2 * o2) + min(max(q0, max(q1, q2)), 0.0)
+            if f < best:
+                best_t, best = t, f
     return best_t
 
 
@@ -484,7 +545,7 @@ def segment_box_nearest(c, a, h):
 def capsule_box(G1, s1, G2, s2, margin, pc, k):
     """The nearest point of the capsule's segment to the box as a sphere-box contact, and the
     segment's ends when they touch with a normal within 45 degrees of it (see the module docstring)."""
-    c1, z1, r1, hl = position(G1), column(G1, 2), s1[0], s1[1]
+    c1, z1, r1, hl = position(G1), zaxis(G1), s1[0], s1[1]
     c = rotate_back(G2, sub(c1, position(G2)))
     a = rotate_back(G2, scale(z1, hl))
     t = segment_box_nearest(c, a, s2)

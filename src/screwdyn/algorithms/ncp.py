@@ -1,4 +1,4 @@
-"""The contact problem's solver: ADMM on the Delassus matrix (docs/theory.md §17.4; the method of
+"""The contact problem's solver: ADMM on the Delassus matrix (docs/theory.md §18.4; the method of
 Carpentier, Le Lidec et al., "From compliant to rigid contact simulation", RSS 2024, which is
 Pinocchio's ``ADMMConstraintSolver`` and the Simple simulator's).
 

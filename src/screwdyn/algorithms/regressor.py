@@ -38,15 +38,16 @@ Then ``tau = sum_i J_i^T F_i`` (the RNEA's backward pass ``tau_j = S_j^T F_j``,
 Only ancestors of ``i`` get a nonzero block: the rest stay 0.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import release_gil, restore_gil, stack, window
 from .joints import joint_pose, joint_screw, joint_velocity
 from .layout import GRAVITY, PARENT
 from .rnea import body_motion
 from .spatial_kernels import twist_to_child
 from .entry import I64, Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import check, claim, get6, get12, is_rows, is_vector, one_state, overflowed, q_size, put, row, units
 
 # one-state calls release the GIL from this many DoF (panda, 9 joints: 2.9 us a call; internals.release_gil)
@@ -176,7 +177,7 @@ def regressor(kd, q, qd, qdd, extras, Y, status, k0, k1):
         overflowed(status, k, Y)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def regressor_one(kd, q, qd, qdd, extras, Y):
     """One state: :func:`regressor` on it as a batch of one."""
     n = kd.shape[0] - 1
@@ -191,7 +192,7 @@ def regressor_one(kd, q, qd, qdd, extras, Y):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def regressor_batch(kd, q, qd, qdd, extras, Y, status):
     """States ``q, qd, qdd (B, n)`` over numba's threads."""
     B, n = q.shape[0], kd.shape[0] - 1

@@ -22,15 +22,16 @@ Work arrays have a row more than there are bodies: row ``n`` is the base, which 
 ``-1`` reads without a branch.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .inertia_kernels import body_inertia, inertia_apply, massless
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, scratch, stack, window
+from .internals import release_gil, restore_gil, scratch, stack, window
 from .joints import in_parent_frame, joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, ONE_DOF, PARENT, POSEK
 from .spatial_kernels import ad, cross_force, twist_to_child, wrench_to_parent
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, add, claim, copy_lanes, get6, get12, is_rows, is_vector, lanes_of, q_size, load, load_wrenches, put, row,
     store, units,
@@ -69,6 +70,13 @@ def body_wrench(I, V, A):
     f0, f1, f2, f3, f4, f5 = inertia_apply(I, A)
     c0, c1, c2, c3, c4, c5 = cross_force(V, inertia_apply(I, V))
     return f0 + c0, f1 + c1, f2 + c2, f3 + c3, f4 + c4, f5 + c5
+
+
+@njit(**HELPER)
+def joint_force(S, F, arm, qdd):
+    """Pass 2's ``tau_i = S_i^T F_i + armature_i qdd_i``."""
+    n0, n1, n2, f0, f1, f2 = F
+    return (S[0] * n0 + S[1] * n1 + S[2] * n2 + S[3] * f0 + S[4] * f1 + S[5] * f2) + arm * qdd
 
 
 @njit(**HELPER)
@@ -151,8 +159,7 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
             arm = kd[i, ARMAT]
             copy_lanes(F[i], G, m)
             for l in range(m):
-                n0, n1, n2, f0, f1, f2 = get6(G, l)
-                TAU[i, l] = (S[0] * n0 + S[1] * n1 + S[2] * n2 + S[3] * f0 + S[4] * f1 + S[5] * f2) + arm * QDD[i, l]
+                TAU[i, l] = joint_force(S, get6(G, l), arm, QDD[i, l])
             if in_parent_frame(kd, i):
                 for l in range(m):
                     add(F[par], l, get6(G, l))
@@ -162,7 +169,7 @@ def rnea(kd, q, qd, qdd, fext, use_fext, tau, status, k0, k1, lanes):
         store(TAU, b, m, tau, status, bad)
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def rnea_one(kd, q, qd, qdd, fext, use_fext, tau):
     """One state (vectors ``(n,)``, ``fext (n, 6)``): :func:`rnea` on it as a batch of one.
     Returns its status, or NOT_FAST for a vector of another length or stride. (The literal range
@@ -180,7 +187,7 @@ def rnea_one(kd, q, qd, qdd, fext, use_fext, tau):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def rnea_batch(kd, q, qd, qdd, fext, use_fext, tau, status, lanes):
     """States ``(B, n)`` over numba's threads (:func:`.work.units`). Returns 0, or NOT_FAST with
     nothing computed when an array is not of the shape and C layout the kernel indexes."""

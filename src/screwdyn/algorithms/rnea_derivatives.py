@@ -39,13 +39,12 @@ and zero for two joints on different branches. ``2 B`` is ``Ydot - Lambda(h)`` o
 ``L`` states run side by side (:mod:`.work`); ``F_ext_i`` is in body ``i``'s frame, as in :mod:`.rnea`.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .coriolis import b_apply, b_transpose_top, body_b, twist_and_rate
 from .inertia_kernels import body_inertia, inertia_apply, inertia_transform
 from .internals import (
-    CACHED, HELPER, KERNEL, dot6, lanes_copy, lanes_dot, lanes_zero, release_gil, restore_gil, scratch, stack,
-    store_fence, window,
+    dot6, lanes_copy, lanes_dot, lanes_zero, release_gil, restore_gil, scratch, stack, store_fence, window,
 )
 from .joints import joint_poses, joint_screw, joint_velocities
 from .layout import ARMAT, GRAVITY, INNER, ONE_DOF, PARENT, POSEK
@@ -54,6 +53,7 @@ from .rnea import body_wrench
 from .spatial_kernels import ad, cross_force, pose_of, twist_to_world, world_body, wrench_to_parent
 from .entry import Entry
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import (
     STACK_LIMIT, STREAM_BYTES, add, claim, copy_lanes, get3, get6, get9, get10, get12, is_rows, is_vector, load,
     load_wrenches, put, q_size, row, stream_plan, stream_step, units,
@@ -337,7 +337,7 @@ def rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes, s
         store_fence()
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def rnea_derivatives_one(kd, q, qd, qdd, fext, use_fext, D):
     """One state: :func:`rnea_derivatives` on it as a batch of one (see :func:`.rnea.rnea_one`)."""
     n = kd.shape[0] - 1
@@ -352,7 +352,7 @@ def rnea_derivatives_one(kd, q, qd, qdd, fext, use_fext, D):
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def rnea_derivatives_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
     """States ``(B, n) -> D (B, 3, n, n)`` over numba's threads, as :func:`.rnea.rnea_batch`."""
     B, n = q.shape[0], kd.shape[0] - 1

@@ -53,14 +53,15 @@ evaluates ``a`` and ``sat(tau)`` at the last sample too.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .aba import aba
 from .aba import per_lane as aba_per_lane
 from .entry import BOOL, I64, Entry, array
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
+from .internals import release_gil, restore_gil, stack, window
 from .joints import dof_position, has_manifold, joint_dexp_inverse, joint_integrate
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import STACK_LIMIT, claim, q_size, units
 
 LANES = 8
@@ -352,7 +353,7 @@ def _shapes_fit(kd, lim, t, tau, fext, use_fext, s0, s1, Q, V, A, TAU, W, B):
     return ok and W.shape[0] == B and W.shape[1] == WATCH and W.shape[2] == n
 
 
-@njit(**KERNEL)
+@njit(**ONE)
 def rollout_one(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W):
     """One rollout, ``Q, V, A, TAU (N, n)``: :func:`rollout` on it as a batch of one; returns its status
     (the state at ``s0`` and ``status`` NONFINITE when it had died in an earlier call)."""
@@ -370,7 +371,7 @@ def rollout_one(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W
     return status[0]
 
 
-@njit(cache=CACHED, parallel=True)
+@njit(**BATCH)
 def rollout_batch(kd, lim, t, tau, fext, use_fext, method, s0, s1, Q, V, A, TAU, W, status, lanes):
     """Rollouts ``(B, N, n)`` over numba's threads, as :func:`.aba.aba_batch`; ``status`` is read
     (a rollout already dead stays dead) and written."""

@@ -16,9 +16,9 @@ the base frame (the Coriolis matrix, kinematics), :func:`aligned` and :func:`wor
 Every function is inlined by LLVM into the kernels (``internals.HELPER``): tuples become
 registers, and the kernels' loops over states (lanes) keep no array traffic in their bodies.
 """
-from numba import njit
 
-from .internals import HELPER, dot3, matmul3
+from .internals import dot3, matmul3
+from .target import HELPER, njit
 
 
 @njit(**HELPER)

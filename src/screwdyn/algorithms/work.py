@@ -23,15 +23,12 @@ a single state, its module's ``LANES`` for a batch when that many lanes of work 
 does not fit runs on a thread with a larger stack (``screwdyn.dispatch.on_large_stack``).
 """
 import numpy as np
-from numba import njit
 from numba.extending import overload
 
-from .internals import (
-    ATOMICS, DRIVER, HELPER, INLINE, address_of, as_contiguous, fetch_add, num_threads, stream_lanes, stream_line,
-    window,
-)
+from .internals import address_of, as_contiguous, fetch_add, num_threads, stream_lanes, stream_line, window
 from .layout import NQ
 from .status import Status
+from .target import ATOMICS, DRIVER, HELPER, INLINE, njit
 
 # The floats a kernel keeps on the stack of the calling thread (512 KiB): numba's worker threads and
 # Python's have 2 MiB or more, the main thread 8 MiB on Linux.
@@ -189,11 +186,16 @@ else:
 # tuple and write a tuple into it, in straight-line code (a loop indexing the tuple would index it at
 # run time, a switch that may raise, and keep LLVM from vectorising the loop over the lanes).
 def put(A, l, t):
-    """``A[c, l] = t[c]`` for each number ``c`` of the tuple ``t``."""
+    """``A[c, l] = t[c]`` for each number ``c`` of the tuple ``t`` (compiled: the overload below; this
+    body runs under ``NUMBA_DISABLE_JIT=1``)."""
+    for c, x in enumerate(t):
+        A[c, l] = x
 
 
 def add(A, l, t):
     """``A[c, l] += t[c]`` for each number ``c`` of the tuple ``t``."""
+    for c, x in enumerate(t):
+        A[c, l] += x
 
 
 UNROLLED = {k: v for k, v in HELPER.items() if k != "cache"}   # (made by exec: no source file to cache by)

@@ -1,5 +1,6 @@
-"""The dynamics functions of the ``modern_robotics`` package (Lynch & Park, ch. 8), same
-signatures and results, computed by screwdyn's compiled kernels.
+"""The dynamics functions of the ``modern_robotics`` package (Lynch & Park, ch. 8) and its
+computed-torque control (ch. 11: ``ComputedTorque``, ``SimulateControl``), same signatures and
+results, computed by screwdyn's compiled kernels.
 
 Conventions are those of the book: ``Mlist`` holds ``M_{i-1,i}`` (with ``M_{n,n+1}`` for the
 tip), ``Glist`` the spatial inertias ``G_i`` at the link CoM frames, ``Slist`` the space-frame
@@ -34,7 +35,8 @@ from ..errors import InputError
 from ..model import Model
 
 __all__ = ["InverseDynamics", "InverseDynamicsTrajectory", "MassMatrix", "VelQuadraticForces", "GravityForces",
-           "EndEffectorForces", "ForwardDynamics", "EulerStep", "ForwardDynamicsTrajectory"]
+           "EndEffectorForces", "ForwardDynamics", "EulerStep", "ForwardDynamicsTrajectory", "ComputedTorque",
+           "SimulateControl"]
 
 _NO_GRAVITY = (0.0, 0.0, 0.0)
 
@@ -199,3 +201,76 @@ def ForwardDynamicsTrajectory(thetalist, dthetalist, taumat, g, Ftipmat, Mlist, 
             theta, dtheta = EulerStep(theta, dtheta, ddtheta, h)
         thetamat[i + 1], dthetamat[i + 1] = theta, dtheta
     return thetamat, dthetamat
+
+
+def ComputedTorque(thetalist, dthetalist, eint, g, Mlist, Glist, Slist, thetalistd, dthetalistd, ddthetalistd, Kp,
+                   Ki, Kd):
+    """The computed-torque (feedback linearising) controller's torques at one instant (MR eq. 11.35)::
+
+        tau = M(theta) (Kp e + Ki (eint + e) + Kd de) + h(theta, dtheta)   with h of ddtheta_d:
+            = ID(theta, dtheta, ddtheta_d + Kp e + Ki (eint + e) + Kd de)
+
+    with ``e = thetad - theta``, ``de = dthetad - dtheta`` and ``eint`` the time integral of ``e``
+    so far (MR adds the present error to it, as here); one RNEA call, as ``M a + ID(ddtheta_d)``
+    is ``ID(ddtheta_d + a)``. ``Kp``, ``Ki``, ``Kd``: scalar gains (or ``(n,)``). No tip wrench.
+
+    >>> Mlist, Glist, Slist = _book_example()
+    >>> np.round(ComputedTorque([0.1, 0.1, 0.1], [0.1, 0.2, 0.3], [0.2, 0.2, 0.2], [0, 0, -9.8], Mlist, Glist,
+    ...                         Slist, [1.0, 1.0, 1.0], [2, 1.2, 2], [0.1, 0.1, 0.1], 1.3, 1.2, 1.1), 6)
+    array([133.005252, -29.942233,  -3.032769])
+    """
+    model = _model(g, Mlist, Glist, Slist)
+    theta, dtheta = np.asarray(thetalist, dtype=float), np.asarray(dthetalist, dtype=float)
+    e = np.asarray(thetalistd, dtype=float) - theta
+    a = Kp * e + Ki * (np.asarray(eint, dtype=float) + e) + Kd * (np.asarray(dthetalistd, dtype=float) - dtheta)
+    return inverse_dynamics(model, theta, dtheta, np.asarray(ddthetalistd, dtype=float) + a)
+
+
+def SimulateControl(thetalist, dthetalist, g, Ftipmat, Mlist, Glist, Slist, thetamatd, dthetamatd, ddthetamatd,
+                    gtilde, Mtildelist, Gtildelist, Kp, Ki, Kd, dt, intRes):
+    """Simulate the computed-torque controller along a reference (MR's ``SimulateControl``): the
+    controller (:func:`ComputedTorque`) works from a model of the robot (``gtilde``,
+    ``Mtildelist``, ``Gtildelist``), possibly wrong; the robot (``g``, ``Mlist``, ``Glist``) moves
+    under its torques and the tip wrenches ``Ftipmat (N, 6)`` (or anything that broadcasts to it,
+    e.g. 0), each torque held for ``dt`` and integrated by ``intRes`` Euler steps of ``dt / intRes``;
+    the error's integral grows by ``dt e`` after each step. ``thetamatd``, ``dthetamatd``,
+    ``ddthetamatd``: the reference ``(N, n)``.
+
+    Returns ``(taumat, thetamat)``, each ``(N, n)``: the torques commanded at each step and the joint
+    angles after it (MR's results; MR also plots them with pyplot, which this does not:
+    :func:`screwdyn.plot.plot_trajectory` draws a simulation).
+
+    >>> Mlist, Glist, Slist = _book_example()
+    >>> t = np.linspace(0.0, 1.0, 11)[:, None]
+    >>> thd, dthd, ddthd = 0.1 + 0.5 * t ** 2 * [1, 2, 3], t * [1, 2, 3], np.ones_like(t) * [1, 2, 3]
+    >>> tau, th = SimulateControl([0.1, 0.1, 0.1], [0, 0, 0], [0, 0, -9.8], 0, Mlist, Glist, Slist, thd, dthd, ddthd,
+    ...                           [0, 0, -9.8], Mlist, Glist, 20, 10, 18, 0.1, 8)
+    >>> np.round(tau[0], 4), np.round(th[-1], 4)   # the modern_robotics package's results
+    (array([ 50.3108, -32.7146,  -4.0096]), array([0.6936, 1.286 , 1.8309]))
+    """
+    model = _model(g, Mlist, Glist, Slist)
+    thd, dthd, ddthd = (np.asarray(x, dtype=float) for x in (thetamatd, dthetamatd, ddthetamatd))
+    if thd.ndim != 2 or thd.shape[1] != model.n or dthd.shape != thd.shape or ddthd.shape != thd.shape:
+        raise InputError(f"thetamatd, dthetamatd and ddthetamatd must have shape (N, {model.n}), got "
+                         f"{thd.shape}, {dthd.shape}, {ddthd.shape}")
+    N = thd.shape[0]
+    try:
+        F = np.broadcast_to(np.asarray(Ftipmat, dtype=float), (N, 6))
+    except ValueError:
+        raise InputError(f"Ftipmat must broadcast to shape ({N}, 6), got {np.shape(Ftipmat)}") from None
+    steps = int(intRes)
+    if steps < 1 or steps != intRes:
+        raise InputError(f"intRes must be an integer >= 1, got {intRes!r}")
+    h = 1.0 * dt / steps
+    theta, dtheta = np.array(thetalist, dtype=float), np.array(dthetalist, dtype=float)
+    eint = np.zeros(model.n)
+    taumat, thetamat = np.empty((N, model.n)), np.empty((N, model.n))
+    for i in range(N):
+        tau = ComputedTorque(theta, dtheta, eint, gtilde, Mtildelist, Gtildelist, Slist, thd[i], dthd[i], ddthd[i],
+                             Kp, Ki, Kd)
+        fext = _tip_wrench(F[i])
+        for _ in range(steps):
+            theta, dtheta = EulerStep(theta, dtheta, forward_dynamics(model, theta, dtheta, tau, fext), h)
+        taumat[i], thetamat[i] = tau, theta
+        eint = eint + dt * (thd[i] - theta)
+    return taumat, thetamat

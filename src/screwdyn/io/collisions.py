@@ -3,10 +3,12 @@
 
 * URDF: each ``<collision>`` of a link, in document order: ``<box>``, ``<cylinder>``, ``<sphere>``
   as they are, ``<capsule>`` (an extension some robots use: ``radius``, ``length``) and
-  ``<mesh>``: the file found as a visual's is (:mod:`screwdyn.io.visuals`), read with trimesh,
-  scaled, and kept as its convex hull (scipy's Qhull), which is what MuJoCo and Pinocchio's
-  convex collision test on meshes too. A mesh that cannot be found or read (or trimesh missing)
-  is left out, with one :class:`~screwdyn.errors.CollisionWarning` naming them all. URDF gives no
+  ``<mesh>``: the file found as a visual's is (:mod:`screwdyn.io.visuals`), kept as its convex
+  hull (:meth:`~screwdyn.geometry.Collision.hull`: read with trimesh and scipy's Qhull on first
+  use, so loading stays fast), which is what MuJoCo and Pinocchio's convex tests take of meshes
+  too. A mesh that cannot be found is left out, with one :class:`~screwdyn.errors.CollisionWarning`
+  naming them all; one that cannot be read is left out of the contacts, with a warning, when
+  they are first detected (:mod:`screwdyn.collision`). URDF gives no
   friction or compliance: the records take MuJoCo's defaults, with ``friction`` and
   ``restitution`` left unstated (the environment's apply, :mod:`screwdyn.collision`).
 * MJCF: each geom that can collide (``contype`` or ``conaffinity`` not 0) with MuJoCo's compiled
@@ -32,8 +34,9 @@ __all__ = ["convex_hull", "mjcf_collisions", "read_collisions"]
 
 
 def convex_hull(points):
-    """``(vertices (V, 3), faces (F, 3))`` of the convex hull of ``points`` (scipy's Qhull); a flat
-    or degenerate set is thickened by Qhull's ``QJ`` (joggled input)."""
+    """``(vertices (V, 3), faces (F, 3))`` of the convex hull of ``points`` (scipy's Qhull), the
+    faces wound counter-clockwise seen from outside; a flat or degenerate set is thickened by Qhull's
+    ``QJ`` (joggled input)."""
     from scipy.spatial import ConvexHull, QhullError
 
     P = np.asarray(points, dtype=float).reshape(-1, 3)
@@ -43,19 +46,37 @@ def convex_hull(points):
         hull = ConvexHull(P, qhull_options="QJ")
     index = np.full(len(P), -1)
     index[hull.vertices] = np.arange(len(hull.vertices))
-    return P[hull.vertices], index[hull.simplices]
+    F = hull.simplices.copy()
+    a, b, c = P[F[:, 0]], P[F[:, 1]], P[F[:, 2]]
+    inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0
+    F[inward] = F[inward][:, ::-1]          # wound counter-clockwise seen from outside
+    return P[hull.vertices], index[F]
 
 
 @functools.lru_cache(maxsize=256)
 def _mesh_hull(path, mtime, size, scale):
-    import trimesh
-
-    mesh = trimesh.load(path, force="mesh")
-    V = np.asarray(mesh.vertices, dtype=float) * np.asarray(scale)
-    V, F = convex_hull(V)
+    try:
+        import trimesh
+    except ImportError:
+        raise OSError(f"reading the collision mesh {path!r} needs trimesh (pip install 'screwdyn[collision]')") \
+            from None
+    try:
+        mesh = trimesh.load(path, force="mesh")
+        V = np.asarray(mesh.vertices, dtype=float) * np.asarray(scale)
+        V, F = convex_hull(V)
+    except Exception as e:  # noqa: BLE001 - trimesh and Qhull raise many kinds on a bad file
+        raise OSError(f"the collision mesh {path!r} cannot be read: {type(e).__name__}: {e}") from None
     V.setflags(write=False)
     F.setflags(write=False)
     return V, F
+
+
+def mesh_hull(path, scale=(1.0, 1.0, 1.0)):
+    """``(vertices, faces)`` of the convex hull of the mesh file ``path``'s vertices times ``scale``
+    (trimesh reads it; cached per file, its modification time and the scale). Raises ``OSError``
+    when it cannot be read."""
+    st = os.stat(path)
+    return _mesh_hull(str(path), st.st_mtime_ns, st.st_size, tuple(float(x) for x in scale))
 
 
 def read_collisions(robot, base_dir, stacklevel=3) -> tuple:
@@ -88,12 +109,10 @@ def read_collisions(robot, base_dir, stacklevel=3) -> tuple:
                 filename = (shape.get("filename") or "").strip()
                 scale = tuple(float(x) for x in _attr_numbers(shape, "scale", 3, (1.0, 1.0, 1.0), where))
                 path, why = packages.resolve(filename)
-                hull = None if path is None else _hull_or_none(path, scale)
-                if hull is None:
-                    missing.append(f"link {ln!r}: {filename!r} ({why or 'cannot be read'})")
+                if path is None:
+                    missing.append(f"link {ln!r}: {filename!r} ({why})")
                     continue
-                out.append(Collision(ln, "convex", origin, vertices=hull[0], faces=hull[1], name=name,
-                                     filename=filename))
+                out.append(Collision(ln, "convex", origin, path=str(path), scale=scale, name=name, filename=filename))
                 continue
             else:
                 missing.append(f"link {ln!r}: <{kind}> is no URDF geometry")
@@ -106,16 +125,6 @@ def read_collisions(robot, base_dir, stacklevel=3) -> tuple:
                       + "; ".join(missing[:6]) + ("; ..." if len(missing) > 6 else ""),
                       CollisionWarning, stacklevel=stacklevel)
     return tuple(out)
-
-
-def _hull_or_none(path, scale):
-    try:
-        st = os.stat(path)
-        return _mesh_hull(str(path), st.st_mtime_ns, st.st_size, scale)
-    except ImportError:
-        return None
-    except Exception:  # noqa: BLE001 - trimesh and Qhull raise many kinds on a bad file
-        return None
 
 
 def _ellipsoid(a, b, c):

@@ -80,6 +80,17 @@ the worst excess, how many rollouts; each joint's figures, times and rollouts in
 ``Trajectory.info["limits"]`` and ``Trajectory.limit_report()``); ``saturate=True`` clips the applied torque to the
 effort limit, ``|tau_i| <= model.effort_limit[i]``.
 
+**Constraints** (``constraints=``, and a model's own ``model.constraints``, docs/theory.md §15.9):
+contacts welded to the world, closed loops and couplings, held as bilateral constraints. The
+fixed-step integrators then run the constrained rollouts (:mod:`screwdyn.algorithms.constrained_rollout`):
+each stage the constrained forward dynamics (:func:`screwdyn.constrained_forward_dynamics`), and
+after each step the state projected back onto the constraints in the metric of ``M`` (a
+Gauss-Newton step on the position error, then the velocity's projection: an inelastic impulse),
+so that loops stay closed to about the square of a step's error. ``Trajectory.info["constraints"]``
+holds each rollout's largest position error and constraint velocity over its samples. Not with
+the adaptive integrators, ``method="crba"``, enforced joint limits, or callables evaluated at
+every stage (pass ``hold=True``): those are refused by name.
+
 The package's parts: :mod:`.rollouts` (``simulate``: checks the arguments, runs the rollouts,
 gathers the trajectory; on Dask chunk by chunk), :mod:`.integrators` (the fixed-step integrators,
 compiled or a stage at a time, and SciPy's adaptive ones), :mod:`.inputs` (the time grid, initial

@@ -1,5 +1,5 @@
 """Contact simulation: one time step (:func:`step`) and what the rollouts with contacts need
-(docs/theory.md §17; the kernels in :mod:`screwdyn.algorithms.contact_step` and
+(docs/theory.md §18; the kernels in :mod:`screwdyn.algorithms.contact_step` and
 :mod:`screwdyn.algorithms.contact_rollout`).
 
 A step is velocity-level, semi-implicit Euler: the contacts of the collision geometry with the
@@ -240,7 +240,7 @@ def step(model, q, qd, tau=None, dt=1e-3, environment=None, *, f_ext=None, const
     """One time step of ``dt`` [s] with contacts: from ``(q, qd)`` (``(nq,)``, ``(nv,)`` or a batch
     ``(..., nq)``, ``(..., nv)``: many robots, each with its own contacts) under the torques ``tau``
     (None: zero) and the wrenches ``f_ext`` (as :func:`screwdyn.inverse_dynamics` takes them),
-    held over the step. See the module docstring and docs/theory.md §17.
+    held over the step. See the module docstring and docs/theory.md §18.
 
     ``environment``: a :class:`~screwdyn.environment.Environment` (None: ``model.environment``;
     False: none). ``constraints``: bilateral constraints besides ``model.constraints``.

@@ -34,6 +34,7 @@ _ALIASES = {"explicit_euler": "euler", "symplectic_euler": "semi_implicit_euler"
             "rk45": "RK45", "dop853": "DOP853", "radau": "Radau"}
 _METHOD = {"euler": EULER, "semi_implicit_euler": SEMI_IMPLICIT_EULER, "rk4": RK4}
 _ROLLOUT = Kernel("rollout", "rollout")
+_CONSTRAINED_ROLLOUT = Kernel("constrained_rollout", "constrained_rollout")
 _FD_CRB = Kernel("ltdl", "fd_crb")
 # Below this many rollouts, the integrators that call back into Python (a kernel call per stage or
 # step) run on one thread: a parallel call wakes numba's other threads each time, 10-50 us on an idle
@@ -128,19 +129,22 @@ def _serial(B):
         numba.set_num_threads(before)
 
 
-def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar):
+def _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar, constrained=None):
     """The fixed-step integrators in the compiled rollout kernel: one call for the whole run (in
-    chunks for a progress bar), or one per step when a callable is held over each step."""
+    chunks for a progress bar), or one per step when a callable is held over each step.
+    ``constrained``: the leading arguments ``(cd, mu, accuracy, max_iter)`` of the constrained
+    rollouts (:mod:`screwdyn.algorithms.constrained_rollout`), which then run instead."""
     B, N = len(Q), len(t)
     code = _METHOD[name]
+    kernel, lead = (_ROLLOUT, ()) if constrained is None else (_CONSTRAINED_ROLLOUT, tuple(constrained))
 
     def run(s0, s1, tau, fext):
         use = fext is not None
         fext = _NO_FEXT if fext is None else fext
         pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x
-        st = statuses(_ROLLOUT, model, B, (lim, t, tau, fext, use, code, s0, s1, Q, V, A, TAU, W),
-                      lambda k: (lim, t, pick(tau, k), pick(fext, k), use, code, s0, s1, Q[k], V[k], A[k], TAU[k],
-                                 W[k]),
+        st = statuses(kernel, model, B, (*lead, lim, t, tau, fext, use, code, s0, s1, Q, V, A, TAU, W),
+                      lambda k: (*lead, lim, t, pick(tau, k), pick(fext, k), use, code, s0, s1, Q[k], V[k], A[k],
+                                 TAU[k], W[k]),
                       status=dead.copy())
         np.copyto(dead, st, where=dead == 0)
 

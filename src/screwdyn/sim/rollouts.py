@@ -94,13 +94,21 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
         ``first_step``, ``jac`` ...).
     progress : True for a progress bar on stderr, or a callable ``progress(fraction)``.
     environment : the world the robot touches, a :class:`~screwdyn.environment.Environment` (None:
-        ``model.environment``, an MJCF's floor; False: none). With an environment, constraints
-        (``model.constraints``, ``constraints``) or ``joint_limits="hard"``, the simulation steps
-        with contacts (:mod:`screwdyn.sim.contacts`, docs/theory.md §17): velocity-level
-        semi-implicit Euler, the contacts on the exact Coulomb cone, the joint limits (compliant as
-        :class:`JointLimits` says, or rigid with ``"hard"``), the joints' dry friction and the
-        bilateral constraints solved together each step.
-    constraints : bilateral constraints besides ``model.constraints`` (:mod:`screwdyn.constraints`).
+        ``model.environment``, an MJCF's floor; False: none). With an environment (or
+        ``joint_limits="hard"``, or ``contact_settings``) the simulation steps with contacts
+        (:mod:`screwdyn.sim.contacts`, docs/theory.md §18): velocity-level semi-implicit Euler, the
+        contacts on the exact Coulomb cone, the joint limits (compliant as :class:`JointLimits`
+        says, or rigid with ``"hard"``), the joints' dry friction and the constraints (the model's
+        and ``constraints``) solved together each step, as one complementarity problem.
+    constraints : constraints held along the motion (:mod:`screwdyn.constraints`: contacts welded to
+        the world, loops, couplings), after the model's own ``model.constraints``, which always
+        apply. Without contacts: every rollout integrates the constrained dynamics
+        (:func:`screwdyn.constrained_forward_dynamics`) and is projected back onto the constraints
+        after each step (docs/theory.md §15.9); ``info["constraints"]`` holds the largest
+        violation of the recorded samples. Fixed-step integrators only (compiled), without
+        enforced joint limits (``joint_limits=False``), and callables only with ``hold=True``.
+        With contacts: bilateral rows of the contact problem, at the velocity level, their drift
+        corrected by ``ContactSettings.bilateral_stabilization``.
     contact_settings : a :class:`~screwdyn.sim.contacts.ContactSettings` (tolerance, compliance ...).
     record_contacts : keep each step's contacts and forces in ``Trajectory.contacts`` (and the
         joint-limit, friction and constraint forces in ``Trajectory.solver``); False keeps only the
@@ -133,9 +141,9 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     scene = _contact_scene(model, environment, constraints, joint_limits, friction, saturate, dt, contact_settings)
     name = _integrator_name(integrator or ("semi_implicit_euler" if scene is not None else "rk4"))
     if scene is not None and (name != "semi_implicit_euler" or method != "aba"):
-        raise InputError(f"with contacts or constraints simulate steps with integrator 'semi_implicit_euler' (a "
-                         f"velocity-level scheme); got integrator={name!r}, method={method!r} (pass environment=False "
-                         "and no constraints for the smooth integrators)")
+        raise InputError(f"with contacts simulate steps with integrator 'semi_implicit_euler' (a velocity-level "
+                         f"scheme); got integrator={name!r}, method={method!r} (pass environment=False for the smooth "
+                         "integrators)")
     if method not in _FD_METHODS:
         raise InputError(f"method must be one of {_FD_METHODS}, got {method!r}")
     q, qd, batch = _states(q0, qd0, nq, nv)
@@ -149,6 +157,8 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     tau_src = _source(tau, "tau", model, steps, batch, wrench=False)
     f_src = _source(f_ext, "f_ext", model, steps, batch, wrench=True)
     lim = _limit_table(model, joint_limits, friction, saturate, dt)
+    constrained, given = (None, ()) if scene is not None else _constrained(model, constraints, name, method, lim, tau,
+                                                                          f_ext, hold)
     report = _Report(model, B)
     if tau_src[0] == "array":
         data = tau_src[1]
@@ -173,10 +183,10 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
                 contacts, solver = _contact_rollouts(scene, t, inputs, Q, V, A, TAU, dead, bar, record_contacts)
             W = _watch(lim, _dof_positions(model, Q), V)
         elif name in FIXED_STEP and method == "aba" and not calls:
-            _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
+            _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar, constrained)
         elif name in FIXED_STEP and method == "aba" and hold:
             with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # (the callables see diverged rows)
-                _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar)
+                _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar, constrained)
         elif name in FIXED_STEP:
             with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # divergence is detected and reported
                 _stages(name, model, t, inputs, _Field(model, lim, B, method), Q, V, A, TAU, dead, bar)
@@ -200,6 +210,9 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
         info["contacts"] = {"environment": scene.collider.environment, "constraints": scene.constraints,
                             "settings": scene.settings, "max_contacts": scene.K}
     warn = not getattr(_IN_CHUNK, "on", False)
+    if constrained is not None:
+        _constraints_failed(dead, batch)
+        info["constraints"] = _violation(model, given, Q, V, batch)
     _check_dead(dead, Q, t, batch, name, info, warn)
     info["limits"] = report.summary(t, W, joint_limits is not False, saturate)
     if warn:
@@ -213,14 +226,12 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
 
 
 def _contact_scene(model, environment, constraints, joint_limits, friction, saturate, dt, settings):
-    """The contact scene (:mod:`screwdyn.sim.contacts`) when the simulation has contacts, constraints
-    or hard joint limits; else None (the smooth integrators)."""
+    """The contact scene (:mod:`screwdyn.sim.contacts`) when the simulation has an environment, hard
+    joint limits or contact settings; else None (the smooth integrators, and the constrained
+    rollouts for constraints)."""
     env = model.environment if environment is None else (None if environment is False else environment)
     given = (constraints,) if hasattr(constraints, "kind") else tuple(constraints or ())
-    if env is None and not model.constraints and not given and not (isinstance(joint_limits, str)):
-        if settings is not None:
-            raise InputError("contact_settings given, but there is no environment, constraint or hard joint limit: "
-                             "nothing to solve (pass environment=screwdyn.Environment(screwdyn.Ground()))")
+    if env is None and not isinstance(joint_limits, str) and settings is None:
         return None
     from .contacts import _scene
     return _scene(model, False if env is None else env, given, joint_limits, friction, saturate, float(dt), settings)
@@ -276,6 +287,8 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
                                          name="screwdyn-simulate")
     info = dict(options, nfev=None, wall_time=None, limits=None, diverged=diverged > 0.5)
     info.pop("ivp_options")
+    if info.pop("constraints") or model.constraints:
+        info["constraints"] = None   # (each chunk's violation stays in its worker, as its limits report)
     return Trajectory(t=t, q=Q, qd=V, qdd=A, tau=TAU, joint_names=model.v_names, model_name=model.name,
                       integrator=_integrator_name(options["integrator"] or "rk4"), dt=float(dt), info=info,
                       limits=_limit_arrays(model), model=model)
@@ -298,6 +311,71 @@ def _rollout_chunk(model, duration, dt, tau, f_ext, split, options, q0, qd0, *pe
     for index in traj.info["diverged"]:
         diverged[index] = 1.0
     return traj.q, traj.qd, traj.qdd, traj.tau, diverged
+
+
+def _constrained(model, constraints, name, method, lim, tau, f_ext, hold):
+    """``((cd, mu, accuracy, max_iter), given)`` for the constrained rollouts when ``model.constraints``
+    and ``constraints`` hold any, else ``(None, given)`` (``given``: the call's constraints, a tuple);
+    what the constrained rollouts do not do is refused here."""
+    from ..algorithms.constrained_rollout import ROWS_PER_DOF
+    from ..constrained import MU_RELATIVE
+    from ..constraints import Constraint, pack
+
+    if isinstance(constraints, Constraint):
+        constraints = (constraints,)
+    given = tuple(constraints) if constraints is not None else ()
+    cd, m, _ = pack(model, given)
+    if m == 0:
+        return None, given
+    refused = [what for what, bad in (
+        (f"integrator {name!r} (the fixed-step ones only: euler, semi_implicit_euler, rk4)", name not in FIXED_STEP),
+        (f"method {method!r} (method='aba')", method != "aba"),
+        ("enforced joint limits (pass joint_limits=False)", bool(np.any(np.isfinite(lim[:, [0, 1]])))),
+        ("a callable tau or f_ext evaluated at every stage (pass hold=True)",
+         not hold and (callable(tau) or callable(f_ext))))
+        if bad]
+    if refused:
+        raise InputError(f"simulate with constraints ({m} rows) does not take {'; '.join(refused)}")
+    if m > ROWS_PER_DOF * model.n:
+        raise InputError(f"simulate with constraints takes at most {ROWS_PER_DOF * model.n} constraint rows for this "
+                         f"model ({ROWS_PER_DOF} per degree of freedom), got {m}")
+    return (cd, -MU_RELATIVE, 1e-12, 50), given
+
+
+def _constraints_failed(dead, batch):
+    """Raise when the constraints of a rollout conflicted or were singular (its KKT solve failed)."""
+    from ..algorithms.constrained import CONFLICTING, REDUNDANT
+
+    bad = np.flatnonzero((dead == CONFLICTING) | (dead == REDUNDANT))
+    if len(bad):
+        where = f" (rollout {tuple(int(i) for i in np.unravel_index(bad[0], batch))})" if batch else ""
+        raise InputError(f"simulate: the constraints conflict{where}: redundant constraints asked for accelerations no "
+                         "force gives (or the constraints were redundant with mu = 0)")
+
+
+def _violation(model, given, Q, V, batch, chunk=4096):
+    """The largest constraint violation of each rollout's samples: ``{"rows": m, "position": max |e|,
+    "velocity": max |J qd|}`` over ``model.constraints`` and ``given`` (``e`` of
+    :func:`screwdyn.constraint_error`; floats for one rollout, arrays of the batch's shape otherwise;
+    NaN for a rollout that diverged), computed a chunk of samples at a time."""
+    from ..constrained import constraint_error, constraint_jacobian
+
+    B, N = Q.shape[:2]
+    q, v = Q.reshape(B * N, -1), V.reshape(B * N, -1)
+    pos, vel = np.full(B * N, np.nan), np.full(B * N, np.nan)
+    good = np.flatnonzero(np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1))
+    m = 0
+    for s in range(0, len(good), chunk):
+        k = good[s:s + chunk]
+        e = constraint_error(model, q[k], given)
+        J = constraint_jacobian(model, q[k], given)
+        m = e.shape[-1]
+        pos[k] = np.abs(e).max(axis=-1, initial=0.0)
+        vel[k] = np.abs(np.einsum("kij,kj->ki", J, v[k])).max(axis=-1, initial=0.0)
+    pos, vel = pos.reshape(B, N).max(axis=1), vel.reshape(B, N).max(axis=1)
+    if not batch:
+        return {"rows": m, "position": float(pos[0]), "velocity": float(vel[0])}
+    return {"rows": m, "position": pos.reshape(batch), "velocity": vel.reshape(batch)}
 
 
 def _check_dead(dead, Q, t, batch, name, info, warn=True):

@@ -8,6 +8,8 @@ inertia on the diagonal of ``M``). Twists are ``(omega, v)``, wrenches ``(n, f)`
 * Euler-Lagrange (docs/theory.md §7): :class:`Dynamics` (``M``, ``C``, ``g``, ``tau``, ``T``,
   ``U``, ``christoffel``) and, for any coordinates and energies, :func:`lagrange_equations`.
 * Newton-Euler (docs/theory.md §6): :func:`rnea`, one generic implementation for SymPy and NumPy.
+* Constraints (docs/theory.md §15.8): :class:`ConstrainedDynamics`, holonomic constraints by
+  Lagrange multipliers (a pendulum held on a circle, a closed four-bar).
 * Output: :meth:`Dynamics.cse` (operation counts before/after), :meth:`Dynamics.latex`,
   :meth:`Dynamics.lambdify`, :meth:`Dynamics.ccode`; :func:`derive_text` for the CLI.
 * The worked examples of docs/theory.md §7.5, and a few more: :mod:`screwdyn.symbolic.examples`.
@@ -21,6 +23,7 @@ inertia on the diagonal of ``M``). Twists are ``(omega, v)``, wrenches ``(n, f)`
 True
 """
 from .backend import NUMPY, SYMPY, backend_for
+from .constrained import ConstrainedDynamics
 from .derive import derive, derive_text
 from .lagrange import Dynamics, as_symbolic, coordinate_symbols, lagrange_equations
 from .model import SymbolicModel, SymbolicModelBuilder, to_sympy
@@ -33,6 +36,7 @@ __all__ = [
     "SymbolicModel",
     "SymbolicModelBuilder",
     "Dynamics",
+    "ConstrainedDynamics",
     "lagrange_equations",
     "rnea",
     "derive",

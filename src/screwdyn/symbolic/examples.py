@@ -16,6 +16,10 @@ name                      system                                                
 ``pr_robot``              PR robot on a horizontal plane (gravity normal to it)        §7.5, (7.16)
 ``pendulum``              actuated pendulum: gear ratio, rotor, viscous friction       §7.5, (7.17)-(7.19)
 ``spatial_rrr``           3-DOF spatial arm, axes z, y, x, symbolic everything         --
+``particle_xy``           a point mass free in a vertical plane (held on a circle:     §15.8, (15.15)
+                          a pendulum, by a Lagrange multiplier)
+``four_bar``              planar 3R chain whose tip is pinned to the ground: a         §15.8
+                          closed four-bar (a loop constraint)
 ========================  ==========================================================  ===================
 
 The examples marked ``--`` are not in docs/theory.md. The closed forms in the docstrings of
@@ -32,7 +36,7 @@ from .model import SymbolicModelBuilder
 from .spatial import rot_y, translation
 
 __all__ = ["bent_link", "planar_2r", "planar_rp", "cartesian_ppp", "pr_robot", "pendulum", "spatial_rrr",
-           "WORKED_EXAMPLES", "worked_example"]
+           "particle_xy", "four_bar", "WORKED_EXAMPLES", "worked_example"]
 
 Z = (0, 0, 1)
 
@@ -149,8 +153,39 @@ def spatial_rrr():
     return b.build(), SimpleNamespace(L1=L1, L2=L2, g=g, m=m, lc=lc, I=I)
 
 
+def particle_xy():
+    """A point mass ``m`` free in a vertical plane: ``q1 = x`` slides along ``x``, ``q2 = y`` along
+    ``y`` (a massless carriage, then the mass); gravity ``-g y``. ``l``: the length of the pendulum
+    it becomes when held on the circle ``x^2 + y^2 = l^2`` (docs/theory.md §15.8):
+    ``lam = m (g y - xd^2 - yd^2) / l^2`` for ``phi = (x^2 + y^2 - l^2) / 2``, i.e. the rod's tension
+    ``-lam l = m (l thd^2 + g cos th)`` (``th`` from the downward vertical), eq. (15.15)."""
+    m, g, l = sp.symbols("m g l", positive=True)
+    b = SymbolicModelBuilder("particle_xy", gravity=(0, -g, 0))
+    b.add_body("carriage", "base", "x", "prismatic", axis=(1, 0, 0))
+    b.add_body("mass", "carriage", "y", "prismatic", axis=(0, 1, 0), mass=m)
+    return b.build(), SimpleNamespace(m=m, g=g, l=l)
+
+
+def four_bar():
+    """A closed four-bar: the planar chain of a crank ``L1`` (joint ``q1`` at the origin), a coupler
+    ``L2`` (``q2``) and a rocker ``L3`` (``q3``), point masses ``m1, m2, m3`` at the links' ends,
+    gravity ``-g y``, whose tip (frame ``"tip"``) is pinned to the ground at ``(d, 0, 0)``: two
+    constraints, one degree of freedom (docs/theory.md §15.8). As a numeric model it is closed by
+    ``screwdyn.PointLoop(model, "tip", "base", offset_b=(d, 0, 0))`` (three rows, the third
+    redundant: the plane's normal velocity is zero)."""
+    L1, L2, L3, d, m1, m2, m3, g = sp.symbols("L1 L2 L3 d m1 m2 m3 g", positive=True)
+    b = SymbolicModelBuilder("four_bar", gravity=(0, -g, 0))
+    b.add_body("crank", "base", "joint1", "revolute", axis=Z, mass=m1, com=(L1, 0, 0))
+    b.add_body("coupler", "crank", "joint2", "revolute", axis=Z, origin=translation((L1, 0, 0)), mass=m2,
+               com=(L2, 0, 0))
+    b.add_body("rocker", "coupler", "joint3", "revolute", axis=Z, origin=translation((L2, 0, 0)), mass=m3,
+               com=(L3, 0, 0))
+    b.add_frame("tip", "rocker", translation((L3, 0, 0)))
+    return b.build(), SimpleNamespace(L1=L1, L2=L2, L3=L3, d=d, m1=m1, m2=m2, m3=m3, g=g)
+
+
 WORKED_EXAMPLES = {f.__name__: f for f in (bent_link, planar_2r, planar_rp, cartesian_ppp, pr_robot, pendulum,
-                                           spatial_rrr)}
+                                           spatial_rrr, particle_xy, four_bar)}
 
 
 def worked_example(name):

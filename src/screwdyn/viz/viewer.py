@@ -10,10 +10,14 @@ its built page inside (``pip install 'screwdyn[viewer]'``).
 
 The scene: one node per drawn part (:mod:`screwdyn.viz.scene`: a URDF visual, or a piece of the
 stick figure of a model without visuals) under ``/robot/<frame>/``, where ``/robot/<frame>`` is a
-frame node whose pose is the frame's pose from :func:`screwdyn.forward_kinematics`; a centre-of-mass
-marker ``/com``; a floor grid. GUI: the time slider, play/pause, speed and loop of a trajectory, or
-a slider per joint for one configuration; check boxes for the link frames (their axes), the
-centre of mass and the geometry.
+frame node whose pose is the frame's pose from :func:`screwdyn.forward_kinematics`; the collision
+geometry likewise (``model.collisions``, :mod:`screwdyn.viz.world`), shown on request; a
+centre-of-mass marker ``/com``; the environment's obstacles under ``/environment/`` and its ground
+as a grid in its plane (else a floor grid under the robot); the contacts (``/contacts/points``)
+and their forces (``/contacts/forces``) of the configuration or trajectory sample shown. GUI: the
+time slider, play/pause, speed and loop of a trajectory, or a slider per joint for one
+configuration; check boxes for the link frames (their axes), the centre of mass, the geometry,
+the collision geometry and the contacts.
 
 Over SSH: run the viewer on the remote machine (it listens on 127.0.0.1:8080 by default), forward
 the port with ``ssh -L 8080:localhost:8080 user@remote``, open http://localhost:8080 locally.
@@ -31,6 +35,7 @@ from ..configuration import neutral
 from ..errors import InputError
 from ..model import REVOLUTE
 from . import scene as _scene
+from . import world as _world
 from .camera import Camera
 
 __all__ = ["Viewer", "view"]
@@ -62,11 +67,17 @@ class Viewer:
     Usable as a context manager; shown inline in Jupyter (an iframe of ``url``)."""
 
     def __init__(self, model, q=None, trajectory=None, *, host="127.0.0.1", port=8080, geometry="auto",
-                 frames=False, com=True):
+                 frames=False, com=True, environment=None, contacts=None, forces=None, force_scale=None):
         viser = _viser()
         self.model = model
-        self.parts = _scene.parts(model, geometry, stacklevel=4)
+        collision = geometry == "collision"
+        self.parts = _world.collision_parts(model) if collision else _scene.parts(model, geometry, stacklevel=4)
+        self.collision_parts = [] if collision else _world.collision_parts(model)
+        self.environment = model.environment if environment is None else environment
+        self.contacts, self.forces, self.force_scale = contacts, forces, force_scale
         self.trajectory = None if trajectory is None else _scene.samples(trajectory)
+        self._trajectory_object = trajectory
+        self._sample = None
         nq = model.nq
         if self.trajectory is not None and self.trajectory[1].shape[1] != nq:
             raise InputError(f"the trajectory's q has {self.trajectory[1].shape[1]} columns, the model {nq}")
@@ -85,12 +96,14 @@ class Viewer:
         shown = "localhost" if host in ("0.0.0.0", "::", "") else host
         self.url = f"http://{shown}:{self.port}"
         self.server.gui.configure_theme(control_layout="floating", show_logo=False)
+        self._check_contacts()
         self._build_scene(frames, com)
         self._build_gui(frames, com)
         if self.trajectory is not None:
             self.seek(float(self.trajectory[0][0]))
         else:
             self.show(self._q)
+            self._show_contacts(None)
         self._player = threading.Thread(target=self._play_loop, name="screwdyn-viewer-play", daemon=True)
         self._player.start()
 
@@ -115,17 +128,35 @@ class Viewer:
             else:
                 h = sc.add_mesh_trimesh(node, _trimesh(p.vertices, p.faces, C), **kw)
             self.nodes[p.name] = h
+        for p in self.collision_parts:   # hidden until asked for
+            self.nodes[p.name] = sc.add_mesh_simple(f"/robot/{p.name}", p.vertices, p.faces,
+                                                    color=_rgb255(p.face_colors[0]), flat_shading=True,
+                                                    wxyz=wxyz(p.pose[:3, :3]), position=p.pose[:3, 3], visible=False)
+        self._carrying = sorted({p.frame for p in self.parts + self.collision_parts})
         V, F, C = _scene.com_marker(1.6 * r)
         self.com_node = sc.add_mesh_trimesh("/com", _trimesh(V, F, C), visible=bool(com))
-        # a floor grid under the robot, as the renderer's floor
+        for p in _world.environment_parts(model, self.environment):
+            sc.add_mesh_simple(f"/{p.name}", p.vertices, p.faces, color=_rgb255(p.face_colors[0]),
+                               flat_shading=True, wxyz=wxyz(p.pose[:3, :3]), position=p.pose[:3, 3])
+        # the ground's grid in its plane, else a floor grid under the robot as the renderer's floor
         P = _scene.world_vertices(self.parts, np.asarray(_poses(model, self._q))) @ up.T
         lo, hi = P.min(axis=0), P.max(axis=0)
         size = max(float(np.max(hi[:2] - lo[:2])), float(hi[2] - min(lo[2], 0.0)), 0.2)
         cell = _scene.floor_tile(size)
-        centre = up.T @ np.array([0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), min(lo[2], 0.0)])
         half = np.ceil(2.0 * size / cell) * cell
-        sc.add_grid("/floor", 2 * half, 2 * half, plane="xy", cell_size=cell, section_size=5 * cell,
-                    wxyz=wxyz(up.T), position=centre)
+        ground = _world.ground_of(self.environment)
+        if ground is not None:
+            T = np.asarray(ground.origin)
+            c = up.T @ (0.5 * (lo + hi))
+            centre = c - ((c - T[:3, 3]) @ T[:3, 2]) * T[:3, 2]
+            sc.add_grid("/floor", 2 * half, 2 * half, plane="xy", cell_size=cell, section_size=5 * cell,
+                        wxyz=wxyz(T[:3, :3]), position=centre)
+        else:
+            centre = up.T @ np.array([0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), min(lo[2], 0.0)])
+            sc.add_grid("/floor", 2 * half, 2 * half, plane="xy", cell_size=cell, section_size=5 * cell,
+                        wxyz=wxyz(up.T), position=centre)
+        self.contact_radius = _world.marker_radius(P)
+        self.contact_nodes = []
         cam = Camera.fit(P, 16, 10, fill=0.75)
         self.server.initial_camera.position = tuple(up.T @ np.asarray(cam.position))
         self.server.initial_camera.look_at = tuple(up.T @ np.asarray(cam.target))
@@ -161,7 +192,12 @@ class Viewer:
             self.show_frames = gui.add_checkbox("link frames", initial_value=bool(frames))
             self.show_com = gui.add_checkbox("centre of mass", initial_value=bool(com))
             self.show_geometry = gui.add_checkbox("geometry", initial_value=True)
+            self.show_collision = gui.add_checkbox("collision geometry", initial_value=False,
+                                                   disabled=not self.collision_parts)
+            self.show_contacts = gui.add_checkbox("contacts", initial_value=True, disabled=self.contacts is None)
         self.show_frames.on_update(lambda ev: self._set_frames(ev.target.value))
+        self.show_collision.on_update(lambda ev: self._set_collision(ev.target.value))
+        self.show_contacts.on_update(lambda ev: self._show_contacts(self._sample))
         self.show_com.on_update(lambda ev: setattr(self.com_node, "visible", bool(ev.target.value)))
         self.show_geometry.on_update(lambda ev: self._set_geometry(ev.target.value))
 
@@ -173,8 +209,60 @@ class Viewer:
 
     def _set_geometry(self, on):
         with self.server.atomic():
-            for h in self.nodes.values():
-                h.visible = bool(on)
+            for p in self.parts:
+                self.nodes[p.name].visible = bool(on)
+
+    def _set_collision(self, on):
+        with self.server.atomic():
+            for p in self.collision_parts:
+                self.nodes[p.name].visible = bool(on)
+
+    # ------------------------------------------------------------------ contacts
+    def _check_contacts(self):
+        """The contacts given (one state's, or the trajectory samples'), and their forces."""
+        traj = self.trajectory
+        if traj is not None and self.contacts is None:
+            self.contacts = getattr(self._trajectory_object, "contacts", None)
+            self.forces = getattr(self._trajectory_object, "contact_forces", None) if self.forces is None \
+                else self.forces
+        if self.contacts is None:
+            return
+        if traj is not None:
+            count = np.shape(self.contacts[1])
+            if count != (len(traj[0]),):
+                raise InputError(f"contacts: a Contacts of the {len(traj[0])} samples, got count of shape {count}")
+        if self.forces is not None:
+            self.forces = np.asarray(self.forces, dtype=float)
+            if self.force_scale is None:
+                top = float(np.linalg.norm(self.forces, axis=-1).max()) if self.forces.size else 0.0
+                self.force_scale = 15 * _world.marker_radius(_scene.world_vertices(
+                    self.parts, np.asarray(_poses(self.model, self._q)))) / top if top > 0 else 0.0
+
+    def _show_contacts(self, k):
+        """Markers at the contacts of sample ``k`` (None: the one state given) and arrows of their forces."""
+        if self.contacts is None:
+            return
+        sc = self.server.scene
+        for h in self.contact_nodes:
+            h.remove()
+        self.contact_nodes = []
+        if not self.show_contacts.value:
+            return
+        one = (self.contacts[0], self.contacts[1]) if k is None else (self.contacts[0][k], self.contacts[1][k])
+        P = _world.contact_points(one)
+        if len(P):
+            self.contact_nodes.append(sc.add_point_cloud("/contacts/points", P.astype(np.float32),
+                                                         _rgb255(_world.CONTACT_COLOR), point_size=2 * self.contact_radius,
+                                                         point_shape="circle", precision="float32"))
+        if self.forces is not None and len(P):
+            Fk = (self.forces if k is None else self.forces[k])[:len(P)]
+            ends = np.stack([P, P + Fk * self.force_scale], axis=1)
+            keep = np.linalg.norm(Fk, axis=1) * self.force_scale > 2 * self.contact_radius
+            if keep.any():
+                self.contact_nodes.append(sc.add_arrows("/contacts/forces", ends[keep], _rgb255(_world.FORCE_COLOR),
+                                                        shaft_radius=0.35 * self.contact_radius,
+                                                        head_radius=0.9 * self.contact_radius,
+                                                        head_length=2.5 * self.contact_radius))
 
     def _on_joint(self, i, value):
         with self._lock:
@@ -186,6 +274,8 @@ class Viewer:
         t, Q = self.trajectory
         k = int(np.clip(np.searchsorted(t, self.time_slider.value - 1e-9), 0, len(t) - 1))
         self._show(Q[k])
+        self._sample = k
+        self._show_contacts(k)
 
     # ------------------------------------------------------------------ API
     @property
@@ -321,14 +411,21 @@ def _trimesh(V, F, C):
                            process=False)
 
 
-def view(model, q=None, *, host="127.0.0.1", port=8080, geometry="auto", frames=False, com=True) -> Viewer:
+def view(model, q=None, *, host="127.0.0.1", port=8080, geometry="auto", frames=False, com=True, environment=None,
+         contacts=None, forces=None, force_scale=None) -> Viewer:
     """Show ``model`` in a web browser; returns at once with a :class:`Viewer` (``.url``, ``.close()``).
 
     ``q``: a configuration (default: the zero one), with a slider per joint in the page; or a
     :class:`~screwdyn.Trajectory` (or a ``(t, q)`` pair), with a time slider, play/pause, speed and
     loop. The geometry is the URDF's visuals, or a stick figure with volume for a model without
-    (``geometry``, as :func:`screwdyn.render`); ``frames`` shows every link frame's axes, ``com``
-    the centre of mass (both can be switched in the page).
+    (``geometry``, as :func:`screwdyn.render`; ``"collision"``: ``model.collisions``, which can be
+    switched on in the page otherwise); ``frames`` shows every link frame's axes, ``com`` the centre
+    of mass (both can be switched in the page). ``environment`` (default ``model.environment``):
+    its ground as a grid in its plane, its obstacles. ``contacts``: a
+    :class:`screwdyn.collision.Contacts` of the configuration (or of the trajectory's samples; by
+    default the trajectory's ``contacts``), marked at their points, and ``forces`` ``(K, 3)`` (``(N,
+    K, 3)``; by default the trajectory's ``contact_forces``) in the world frame [N], drawn as
+    arrows ``force_scale`` m/N long.
 
     The server listens on ``host:port`` (the next free port when that one is taken; ``port=0``:
     any). The default ``127.0.0.1`` serves this machine only: from another one, forward the port
@@ -336,7 +433,8 @@ def view(model, q=None, *, host="127.0.0.1", port=8080, geometry="auto", frames=
     there), or pass ``host="0.0.0.0"`` to serve the network. Needs viser and trimesh
     (``pip install 'screwdyn[viewer]'``).
     """
-    kw = {"host": host, "port": port, "geometry": geometry, "frames": frames, "com": com}
+    kw = {"host": host, "port": port, "geometry": geometry, "frames": frames, "com": com, "environment": environment,
+          "contacts": contacts, "forces": forces, "force_scale": force_scale}
     if hasattr(q, "t") and hasattr(q, "q") or (isinstance(q, tuple) and len(q) == 2 and np.ndim(q[1]) == 2):
         return Viewer(model, trajectory=q, **kw)
     return Viewer(model, q, **kw)

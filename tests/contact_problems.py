@@ -14,9 +14,9 @@ def contacts_of(model, q, environment, settings=None):
     """The contacts the step finds at ``q`` (the narrow phase with the step's margin)."""
     scene = _scene(model, environment, (), True, True, False, 1e-3, settings or ContactSettings())
     from screwdyn import dispatch
-    kernel = dispatch.Kernel("collide", "ground" if scene.collider.ground_only else "detect")
+    kernel = dispatch.Kernel("collide", scene.collider.tier)
     data, count = dispatch.call(kernel, model, (np.asarray(q, float),), shape=((scene.K, C.WIDTH), (1,)),
-                                params=(scene.geoms, scene.pairs, scene.vertices))
+                                params=(scene.geoms, scene.pairs, scene.vertices, scene.graph))
     return data[:min(int(count[0]), scene.K)]
 
 

@@ -11,9 +11,15 @@ import screwdyn
 from contact_problems import pinocchio_admm, problem
 from screwdyn.algorithms.cone import NORMAL, TANGENT
 from screwdyn.algorithms.ncp import WORK_ROWS, admm
+from screwdyn.algorithms.target import ONE, njit
 from screwdyn.geometry import Collision
 
 pin = pytest.importorskip("pinocchio")
+
+
+@njit(cache=False, **ONE)
+def _admm(G, R, g, kind, param, m, tol, max_iter, rho, lam, C, A, W):
+    return admm(G, R, g, kind, param, m, tol, max_iter, rho, lam, C, A, W)
 
 
 def solve_ours(G, g, mu, tol=1e-12):
@@ -21,8 +27,8 @@ def solve_ours(G, g, mu, tol=1e-12):
     kind = np.tile([NORMAL, TANGENT, TANGENT], m // 3).astype(float)
     param = np.repeat(mu, 3) * np.tile([1.0, 0.0, 0.0], m // 3)
     lam = np.zeros(m)
-    it, res, _ = admm(G, np.zeros(m), g, kind, param, m, tol, 5000, 0.0, lam, np.empty((m, m)), np.empty((m, m)),
-                      np.empty((WORK_ROWS, m)))
+    it, res, _ = _admm(G, np.zeros(m), g, kind, param, m, tol, 5000, 0.0, lam, np.empty((m, m)), np.empty((m, m)),
+                       np.empty((WORK_ROWS, m)))
     return lam, res
 
 

@@ -19,9 +19,7 @@ copy for their several callers).
 """
 import math
 
-from numba import njit
-
-from .internals import HELPER, KERNEL
+from .target import HELPER, KERNEL, njit
 
 NORMAL, TANGENT, UNILATERAL, BOX, FREE = 0, 1, 2, 3, 4
 

@@ -22,15 +22,16 @@ mass matrix) or whose state stops being finite is *dead*: its samples from then 
 status says why, and the others go on.
 """
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
-from .collide import any_pair, ground_pair
+from .collide import general_pair, ground_pair, primitive_pair
 from .contact_step import BODY, DT, INFO_WIDTH, REC_WIDTH, SETTINGS, steps
 from .contact_step import per_lane as step_per_lane
 from .entry import BOOL, I64, Entry, array
+from .internals import release_gil, restore_gil, stack, window
 from .rollout import saturate
-from .internals import CACHED, HELPER, KERNEL, release_gil, restore_gil, stack, window
 from .status import Status
+from .target import BATCH, HELPER, KERNEL, ONE, njit
 from .work import claim, one_state, q_size, units
 
 
@@ -49,7 +50,7 @@ def nan_from(X, b, k):
 
 
 @njit(**KERNEL)
-def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
+def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
             INFO, status, k0, k1):
     """Rollouts ``k0 <= b < k1`` from sample ``s0`` to ``s1`` (module docstring), each step one call
     of :func:`.contact_step.steps` (the step's compiled code, shared with :func:`screwdyn.step`);
@@ -90,7 +91,7 @@ def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd,
             else:
                 wrec, wjf, wbl = empty_rec, empty_jf, window(empty_bl, 0, (1, mb))
             steps(narrow, kd, window(Q, (b * N + k) * nq, (1, nq)), window(V, (b * N + k) * n, (1, n)), tk, fk, use_fext,
-                  geoms, pairs, vertices, cd, lim, Sk, wrec, wjf, wbl, qn, vn,
+                  geoms, pairs, vertices, graph, cd, lim, Sk, wrec, wjf, wbl, qn, vn,
                   window(REC, (b * R + r) * K * REC_WIDTH, (1, K, REC_WIDTH)), window(JF, (b * R + r) * 2 * n, (1, 2, n)),
                   window(BL, (b * R + r) * mb, (1, mb)), window(INFO, (b * N + k) * INFO_WIDTH, (1, INFO_WIDTH)), code,
                   c0, c1)
@@ -135,8 +136,8 @@ def fits(kd, lim, t, tau, fext, use_fext, S, s0, s1, Q, V, A, TAU, REC, JF, BL, 
 
 
 @njit(**HELPER)
-def one_entry(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
-              BL, INFO):
+def one_entry(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
+              JF, BL, INFO):
     """One rollout (``Q (N, nq)``, ``REC (R, K, REC_WIDTH)`` ..., no batch axis): :func:`rollout` on it
     as a batch of one; returns its status."""
     N, n, nq = t.shape[0], kd.shape[0] - 1, q_size(kd)
@@ -151,54 +152,72 @@ def one_entry(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, c
     status[0] = 0
     k0, k1 = one_state(status)
     gil = release_gil(True)
-    rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q3, V3, A3, T3, R4, J4, B3,
-            I3, status, k0, k1)
+    rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q3, V3, A3, T3, R4,
+            J4, B3, I3, status, k0, k1)
     restore_gil(gil)
     return status[0]
 
 
-@njit(**KERNEL)
-def ground_one(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
-               INFO):
-    """One rollout, every contact pair with a plane."""
-    return one_entry(ground_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A,
-                     TAU, REC, JF, BL, INFO)
-
-
-@njit(**KERNEL)
-def any_one(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO):
-    """One rollout, any contact pairs."""
-    return one_entry(any_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU,
-                     REC, JF, BL, INFO)
-
-
 @njit(**HELPER)
-def rollout_with(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
+def rollout_with(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU,
+                 REC, JF, BL, INFO, status, k0, k1):
+    """:func:`rollout` (a narrow phase named in a kernel's body and passed on directly is compiled
+    as the address of its dispatcher, which numba cannot cache: passed through here, it is not)."""
+    rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
+            JF, BL, INFO, status, k0, k1)
+
+
+@njit(**KERNEL)
+def ground_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
                  BL, INFO, status, k0, k1):
-    rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
-            INFO, status, k0, k1)
+    """:func:`rollout` with the narrow phase of planes only."""
+    rollout_with(ground_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU,
+            REC, JF, BL, INFO, status, k0, k1)
 
 
 @njit(**KERNEL)
-def rollout_ground(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
-                   INFO, status, k0, k1):
-    """:func:`rollout` with the narrow phase of planes (a kernel of its own: a function passed into
-    a parallel loop would not cache)."""
-    rollout_with(ground_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
-            BL, INFO, status, k0, k1)
+def primitive_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
+                    JF, BL, INFO, status, k0, k1):
+    """:func:`rollout` with the narrow phase of the pairs solved in closed form."""
+    rollout_with(primitive_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A,
+            TAU, REC, JF, BL, INFO, status, k0, k1)
 
 
 @njit(**KERNEL)
-def rollout_any(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
-                INFO, status, k0, k1):
+def general_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
+                  JF, BL, INFO, status, k0, k1):
     """:func:`rollout` with every narrow phase."""
-    rollout_with(any_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
-            BL, INFO, status, k0, k1)
+    rollout_with(general_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU,
+            REC, JF, BL, INFO, status, k0, k1)
 
 
-@njit(cache=CACHED, parallel=True)
-def ground_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
-                 INFO, status):
+@njit(**ONE)
+def ground_one(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
+               BL, INFO):
+    """One rollout, every contact pair with a plane."""
+    return one_entry(ground_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V,
+                     A, TAU, REC, JF, BL, INFO)
+
+
+@njit(**ONE)
+def primitive_one(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
+                  BL, INFO):
+    """One rollout, every contact pair in closed form."""
+    return one_entry(primitive_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q,
+                     V, A, TAU, REC, JF, BL, INFO)
+
+
+@njit(**ONE)
+def general_one(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
+                BL, INFO):
+    """One rollout, any contact pairs."""
+    return one_entry(general_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V,
+                     A, TAU, REC, JF, BL, INFO)
+
+
+@njit(**BATCH)
+def ground_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
+                 BL, INFO, status):
     """Rollouts over numba's threads, every contact pair with a plane; ``status`` read and written."""
     B = Q.shape[0]
     if not (fits(kd, lim, t, tau, fext, use_fext, S, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO, B)
@@ -208,16 +227,16 @@ def ground_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S,
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            rollout_ground(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU,
-                    REC, JF, BL, INFO, status, start, end)
+            ground_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU,
+                         REC, JF, BL, INFO, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
-@njit(cache=CACHED, parallel=True)
-def any_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO,
-              status):
-    """Rollouts over numba's threads, any contact pairs; ``status`` read and written."""
+@njit(**BATCH)
+def primitive_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
+                    JF, BL, INFO, status):
+    """Rollouts over numba's threads, every contact pair in closed form."""
     B = Q.shape[0]
     if not (fits(kd, lim, t, tau, fext, use_fext, S, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO, B)
             and status.shape[0] == B):
@@ -226,16 +245,37 @@ def any_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            rollout_any(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, cd, S, s0, s1, Q, V, A, TAU,
-                    REC, JF, BL, INFO, status, start, end)
+            primitive_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A,
+                            TAU, REC, JF, BL, INFO, status, start, end)
             start, end = claim(counter, u, B, size)
     return 0
 
 
-_PARAMS = (array(2), array(1), array(3), array(4), BOOL, array(2), array(2), array(2), array(2), array(1), I64, I64)
+@njit(**BATCH)
+def general_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
+                  BL, INFO, status):
+    """Rollouts over numba's threads, any contact pairs."""
+    B = Q.shape[0]
+    if not (fits(kd, lim, t, tau, fext, use_fext, S, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO, B)
+            and status.shape[0] == B):
+        return Status.NOT_FAST
+    count, size, counter = units(B, 1)
+    for u in prange(count):
+        start, end = claim(counter, u, B, size)
+        while start < end:
+            general_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU,
+                          REC, JF, BL, INFO, status, start, end)
+            start, end = claim(counter, u, B, size)
+    return 0
+
+
+# One kernel per narrow-phase tier of :mod:`.collide`, each compiled on first use (a scene of planes
+# only, legged robots on the ground, needs the smallest).
+_PARAMS = (array(2), array(1), array(3), array(4), BOOL, array(2), array(2), array(2), array(1, dtype=I64), array(2),
+           array(1), I64, I64)   # lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1
 _OUTPUTS = (2, 2, 2, 2, 3, 3, 2, 2)   # Q, V, A, TAU, REC, JF, BL, INFO
 ENTRIES = {
-    "ground": Entry("rollouts with contacts on planes", ground_one, ground_batch, (), _OUTPUTS, per_lane,
-                    params=_PARAMS),
-    "any": Entry("rollouts with contacts", any_one, any_batch, (), _OUTPUTS, per_lane, params=_PARAMS),
+    tier: Entry(f"rollouts with contacts ({tier} pairs)", one, batch, (), _OUTPUTS, per_lane, params=_PARAMS)
+    for tier, one, batch in (("ground", ground_one, ground_batch), ("primitive", primitive_one, primitive_batch),
+                             ("general", general_one, general_batch))
 }

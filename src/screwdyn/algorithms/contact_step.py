@@ -61,31 +61,30 @@ The previous step's ``rec``, ``jf`` and ``bl`` are the warm start (forces times 
 import math
 
 import numpy as np
-from numba import njit
 
 from .collide import (
     BODY_A, BODY_B, CONDIM, DIST, G_ROW, GEOM_A, GEOM_B, MARGIN, MU, NORMAL as C_NORMAL, P_A, P_B, PAIR, POS,
-    RESTITUTION, SLOT, SOLIMP, SOLREF, TANGENT1, TANGENT2, collide_state,
+    RESTITUTION, SCRATCH, SLOT, SOLIMP, SOLREF, TANGENT1, TANGENT2, collide_state,
 )
+from .collide import WIDTH as C_WIDTH
 from .cone import BOX, FREE, NORMAL, TANGENT, UNILATERAL
-from .constraint_kinds import constraint_frames, constraint_gains, constraint_row, constraint_size, error_rows, jacobian_rows
-from .constraint_layout import CBODY_A, CBODY_B, CKD, CKIND, CKP, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, POINT, WORLD
+from .constraint_kinds import (
+    constraint_frames, constraint_gains, constraint_row, constraint_size, error_rows, jacobian_rows,
+)
+from .constraint_layout import CBODY_A, CBODY_B, CKIND, CPOSE_A, CPOSE_B, CREF, CROW, CSIZE, CWIDTH, POINT, WORLD
 from .crba import crba
-from .internals import HELPER, INLINE, KERNEL, stack, window
+from .internals import stack, window
 from .joints import dof_position, frame_drift, joint_integrate_decoupled
-from .kkt import delassus_of, rows_times_inverse_lt, solve_lower_from_scaled, vector_times_inverse_lt
 from .kinematics import world_poses
+from .kkt import delassus_of, rows_times_inverse_lt, solve_lower_from_scaled, vector_times_inverse_lt
 from .layout import PARENT
 from .ltdl import ltdl_factor
-from .ncp import admm
+from .narrowphase import MAX_PAIR, PC_WIDTH
+from .ncp import WORK_ROWS, admm
 from .rnea import rnea
 from .rollout import COULOMB, DAMPING, LOWER, STIFFNESS, UPPER, VISCOUS, saturate
-from .boxbox import BOX_WORK
-from .narrowphase import MAX_PAIR, PC_WIDTH
-from .ncp import WORK_ROWS
-from .collide import WIDTH as C_WIDTH
-from .constraint_layout import CWIDTH
 from .status import Status
+from .target import HELPER, INLINE, KERNEL, njit
 from .work import check, q_size
 
 # settings
@@ -200,12 +199,13 @@ def joint_row(J, r, i, sign):
 
 
 @njit(**KERNEL)
-def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
+def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, graph, cd, lim, S, wrec, wjf, wbl, qn, vn,
                rec, jf, bl, info, work):
     """One step of one state (module docstring): ``q (1, nq)``, ``v``, ``tau (1, n)``, ``fext (1, n,
     6)`` to ``qn (1, nq)``, ``vn (1, n)``, with the records ``rec``, ``jf``, ``bl``, ``info``;
     ``wrec``, ``wjf``, ``wbl`` the last step's (the warm start). ``narrow``: the narrow
-    phase (:func:`.collide.ground_pair` or :func:`.collide.any_pair`); ``cd (ncd, width)``: the
+    phase (:func:`.collide.ground_pair`, ``primitive_pair`` or ``general_pair``; ``graph`` the
+    polytopes' vertex graphs); ``cd (ncd, width)``: the
     bilateral constraints (:mod:`.constraint_layout`). ``work``: the tuple of :func:`carve`.
     Returns a :class:`.status.Status`."""
     Tw, Gw, pc, scratch, Cc, H3, h, zero, one, par, ccd, J, Y, nz, cnt, mark, Gd, Cf, Af, vec, sw, y = work
@@ -215,7 +215,7 @@ def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, cd
     H = H3[0]
     # 1. kinematics and contacts
     world_poses(kd, q[0], Tw)
-    found = collide_state(narrow, Tw, geoms, pairs, vertices, Gw, pc, scratch, Cc)
+    found = collide_state(narrow, Tw, geoms, pairs, vertices, graph, Gw, pc, scratch, Cc)
     nc = min(found, K)
     # 2. M and the bias forces; f = sat(tau) - b v - h; y = L^-T dt f
     rnea(kd, q, v, zero, fext, use_fext, h, one, 0, 1, 1)
@@ -381,7 +381,7 @@ def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, cd
 def work_size(n, nq, K, G, mmax, ncd, cdw):
     """Floats of work one state takes (:func:`carve`): ``K`` contact rows, ``G`` geometries, ``mmax``
     problem rows, ``ncd`` bilateral constraints packed ``cdw`` wide."""
-    return (12 * (n + 1) + 12 * max(G, 1) + MAX_PAIR * PC_WIDTH + 3 * BOX_WORK + C_WIDTH * K + n * n + 5 * n + 1
+    return (12 * (n + 1) + 12 * max(G, 1) + MAX_PAIR * PC_WIDTH + 3 * SCRATCH + C_WIDTH * K + n * n + 5 * n + 1
             + mmax + (ncd + K) * max(cdw, CWIDTH) + 3 * mmax * n + 3 * mmax * mmax + (VEC_ROWS + WORK_ROWS) * mmax)
 
 
@@ -402,8 +402,8 @@ def carve(flat, n, K, G, mmax, ncd, cdw):
     o += 12 * max(G, 1)
     pc = window(flat, o, (MAX_PAIR, PC_WIDTH))
     o += MAX_PAIR * PC_WIDTH
-    sc = window(flat, o, (BOX_WORK, 3))
-    o += 3 * BOX_WORK
+    sc = window(flat, o, (SCRATCH, 3))
+    o += 3 * SCRATCH
     Cc = window(flat, o, (K, C_WIDTH))
     o += C_WIDTH * K
     H3 = window(flat, o, (1, n, n))
@@ -436,7 +436,7 @@ def carve(flat, n, K, G, mmax, ncd, cdw):
 
 
 @njit(**KERNEL)
-def steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim, S, wrec, wjf, wbl, qn, vn,
+def steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, lim, S, wrec, wjf, wbl, qn, vn,
           rec, jf, bl, info, status, k0, k1):
     """States ``k0 <= k < k1``: one step each (:func:`step_state`) from ``q (B, nq)``, ``v, tau (B,
     n)``, ``fext (B, n, 6)`` with the warm starts ``wrec (B, K, REC_WIDTH)``, ``wjf (B, 2, n)``,
@@ -456,6 +456,6 @@ def steps(narrow, kd, q, v, tau, fext, use_fext, geoms, pairs, vertices, cd, lim
             continue
         fk = window(fext, k * n * 6, (1, n, 6)) if use_fext else fext
         status[k] = step_state(kd, window(q, k * nq, (1, nq)), window(v, k * n, (1, n)), window(tau, k * n, (1, n)),
-                               fk, use_fext, narrow, geoms, pairs, vertices, cd, lim, S, wrec[k], wjf[k], wbl[k],
+                               fk, use_fext, narrow, geoms, pairs, vertices, graph, cd, lim, S, wrec[k], wjf[k], wbl[k],
                                window(qn, k * nq, (1, nq)), window(vn, k * n, (1, n)), rec[k], jf[k],
                                bl[k], info[k], work)

@@ -34,13 +34,11 @@ impulses: a warm start) and ``rho`` (the last solve's, or ``RHO_START`` times th
 a resting robot, whose impulses do not change, needs no iteration. Cost: ``m^3 / 6`` a
 factorization, ``3 m^2`` an iteration.
 """
-from numba import njit
-
 import math
 
 from .cone import BOX, NORMAL, UNILATERAL, natural_residual, project, shift
-from .internals import HELPER, KERNEL
 from .kkt import cholesky, cholesky_solve
+from .target import HELPER, KERNEL, njit
 
 PROX = 1e-9          # eta, relative to the largest diagonal entry of G + R
 RHO_START = 0.1      # rho of a first solve, relative to the mean diagonal entry of G + R

@@ -33,7 +33,7 @@ from .limits import _limit_table
 __all__ = ["ContactSettings", "ContactRecord", "StepResult", "step"]
 
 DEFAULT_MAX_CONTACTS = 32
-_KERNELS = {"ground": Kernel("contact_rollout", "ground"), "any": Kernel("contact_rollout", "any")}
+_KERNELS = {tier: Kernel("contact_rollout", tier) for tier in ("ground", "primitive", "general")}
 
 
 @dataclass(frozen=True)
@@ -184,8 +184,9 @@ class _Scene:
         K = settings.max_contacts or max(1, min(col.bound, DEFAULT_MAX_CONTACTS))
         pairs = np.array(col.pairs)
         pairs[:, P_DETECT] += settings.margin
-        self.collider, self.geoms, self.pairs, self.vertices, self.K = col, col.geoms, pairs, col.vertices, K
-        self.kernel = _KERNELS["ground" if col.ground_only else "any"]
+        self.collider, self.geoms, self.pairs, self.vertices, self.graph, self.K = \
+            col, col.geoms, pairs, col.vertices, col.graph, K
+        self.kernel = _KERNELS[col.tier]
         cd, mb, self.constraints = pack(model, tuple(constraints) if not hasattr(constraints, "kind") else constraints)
         self.cd = np.ascontiguousarray(cd) if len(cd) else np.zeros((0, CWIDTH))
         self.mb = mb
@@ -207,7 +208,8 @@ class _Scene:
         model, B = self.model, len(Q)
         use = fext is not None
         fext = np.zeros((1, 1, 1, 6)) if fext is None else fext
-        params = (self.lim, t, tau, fext, use, self.geoms, self.pairs, self.vertices, self.cd, self.S, s0, s1)
+        params = (self.lim, t, tau, fext, use, self.geoms, self.pairs, self.vertices, self.graph, self.cd, self.S, s0,
+                  s1)
         status = dead.copy()
         if B == 1 or self.floats > STACK_LIMIT:
             pick = lambda x, k: x[k:k + 1] if len(x) > 1 else x

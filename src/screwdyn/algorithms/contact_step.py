@@ -12,6 +12,8 @@ From ``(q, v)`` with the torque ``tau`` and the wrenches ``F`` held over the ste
        point, in the contact frame), each joint near a limit, each joint with dry friction
     4  X = L^-T J^T,  G = J M^-1 J^T,   y = L^-T dt f,   u_free = J (v + c) + X D^-1 y  (= J v_free)
     5  the problem of :mod:`.ncp`: w = (G + R) lam + u_free + b, lam in K, complementarity
+       (of the contacts detected within their margin, those that can close in the step:
+       :func:`keep_closing`)
     6  v' = v + c + L^-1 D^-1 (y + X^T lam),   q' = q (+) dt v'          (semi-implicit Euler)
 
 where a free-flyer moves on SO(3) x R^3 in its frame at the start of the step, its twist carried
@@ -86,6 +88,9 @@ from .rollout import COULOMB, DAMPING, LOWER, STIFFNESS, UPPER, VISCOUS, saturat
 from .status import Status
 from .target import HELPER, INLINE, KERNEL, njit
 from .work import check, q_size
+
+# a contact farther than it can close within the step by this much is left out of the problem [m]
+REACH = 1e-4
 
 # settings
 DT, TOL, MAX_ITER, BETA, BETA_BILATERAL, BOUNCE, COMPLIANCE, C_STIFFNESS, C_DAMPING = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -192,6 +197,33 @@ def warm_contact(C, k, wrec, dt):
 
 
 @njit(**HELPER)
+def keep_closing(C, J, r0, nc, v, dv, dt):
+    """Keep the contacts that can close within the step, moved to the front of ``C`` and of the
+    rows of ``J`` from ``r0`` (three a contact, the normal's first); returns how many. A contact at
+    distance ``phi > 0`` (less its margin) is kept when ``phi <= dt max(0, -u_n, -u_n') + REACH``,
+    ``u_n = J_n v`` its normal velocity and ``u_n' = J_n (v + dv)`` without contact forces
+    (``dv = M^-1 dt f``): a rounded foot's other hull vertices a few millimetres up, detected within
+    the margin, would add rows that stay at zero."""
+    kept = 0
+    for k in range(nc):
+        r = r0 + 3 * k
+        phi = C[k, DIST] - C[k, MARGIN]
+        u, uf = 0.0, 0.0
+        for j in range(J.shape[1]):
+            u += J[r, j] * v[j]
+            uf += J[r, j] * (v[j] + dv[j])
+        if phi <= dt * max(0.0, max(-u, -uf)) + REACH:
+            if kept != k:
+                for c in range(C.shape[1]):
+                    C[kept, c] = C[k, c]
+                for e in range(3):
+                    for j in range(J.shape[1]):
+                        J[r0 + 3 * kept + e, j] = J[r + e, j]
+            kept += 1
+    return kept
+
+
+@njit(**HELPER)
 def joint_row(J, r, i, sign):
     for j in range(J.shape[1]):
         J[r, j] = 0.0
@@ -251,6 +283,7 @@ def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, gr
         jacobian_rows(kd, ccd, c, Tw, J)
     for k in range(nc):
         to_contact_frame(Cc, k, J, mb + 3 * k)
+    nc = keep_closing(Cc, J, mb, nc, v[0], vn[0], dt)
     m = mb + 3 * nc
     for i in range(n):
         qi = dof_position(kd, i)

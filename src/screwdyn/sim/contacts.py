@@ -63,7 +63,7 @@ class ContactSettings:
     bilateral_stabilization: float = 0.5
     bounce_velocity: float = 0.01
     compliance: object = None
-    margin: float = 0.005
+    margin: float = 0.002
     max_contacts: int | None = None
     self_collision: bool = False
 

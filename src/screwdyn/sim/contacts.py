@@ -101,24 +101,32 @@ class ContactSettings:
         return S
 
 
-class ContactRecord:
-    """Contacts with their forces, one step or a trajectory's: ``data (..., K, REC_WIDTH)`` in the
-    layout of :mod:`screwdyn.algorithms.contact_step` (a row per contact, ``BODY = -1`` after the
-    last). The properties are views of ``data``'s columns, in the world frame::
+class ContactRecord(NamedTuple):
+    """Contacts with their forces, of a step or of a trajectory's steps: ``data (..., K,
+    REC_WIDTH)`` in the layout of :mod:`screwdyn.algorithms.contact_step` (a row per contact, its
+    first ``count`` rows; ``BODY = -1`` after them) and ``count (...)``. Unpacks as ``data, count``,
+    as :class:`screwdyn.collision.Contacts` (the viewer and :func:`screwdyn.viz.animate` draw
+    either: the point is in the same columns). The properties are views of ``data``'s columns, in
+    the world frame::
 
         active       (..., K)     rows that hold a contact
         body, other  (..., K)     body of side A (``model.link_names`` index), of side B (-1: the world)
         point        (..., K, 3)  contact points [m]
         normal       (..., K, 3)  unit normals from B into A
         penetration  (..., K)     depth [m] (negative: a gap; a contact detected within the margin)
-        force        (..., K, 3)  the force on A at the point [N]
+        force        (..., K, 3)  the force on A at the point [N] (zero in the rows without a contact)
         local_force  (..., K, 3)  the same in the contact frame: normal, tangent 1, tangent 2 [N]
 
-    ``total_force()`` sums the forces of each state; ``count`` the contacts of each state.
+    ``total_force()`` sums the forces of each state.
     """
 
-    def __init__(self, data):
-        self.data = data
+    data: np.ndarray
+    count: np.ndarray
+
+    @classmethod
+    def of(cls, data):
+        """The record of ``data`` (its count from the rows that hold a contact)."""
+        return cls(data, (data[..., _k.BODY] >= 0).sum(axis=-1))
 
     def _col(self, c, k=None):
         return self.data[..., c] if k is None else self.data[..., c:c + k]
@@ -129,22 +137,20 @@ class ContactRecord:
     point = property(lambda self: self._col(_k.POINT_, 3))
     normal = property(lambda self: self._col(_k.NORMAL_, 3))
     penetration = property(lambda self: self._col(_k.PENETRATION))
-    force = property(lambda self: self._col(_k.FORCE, 3))
-    local_force = property(lambda self: self._col(_k.LOCAL, 3))
-
-    @property
-    def count(self) -> np.ndarray:
-        return self.active.sum(axis=-1)
+    force = property(lambda self: np.where(self.active[..., None], self._col(_k.FORCE, 3), 0.0))
+    local_force = property(lambda self: np.where(self.active[..., None], self._col(_k.LOCAL, 3), 0.0))
 
     def total_force(self) -> np.ndarray:
-        """``(..., 3)``: the sum of the contact forces of each state [N] (zero rows count nothing)."""
-        return np.where(self.active[..., None], self.force, 0.0).sum(axis=-2)
+        """``(..., 3)``: the sum of the contact forces of each state [N]."""
+        return self.force.sum(axis=-2)
 
-    def __getitem__(self, index):
-        return ContactRecord(self.data[index])
+    def select(self, index):
+        """The record of batch member (or sample) ``index``."""
+        return ContactRecord(self.data[index], np.asarray(self.count)[index])
 
     def __repr__(self):
-        return f"ContactRecord({self.data.shape[:-2]} states, K={self.data.shape[-2]}, {int(self.count.sum())} contacts)"
+        return (f"ContactRecord({self.data.shape[:-2]} states, K={self.data.shape[-2]}, "
+                f"{int(np.sum(self.count))} contacts)")
 
 
 class StepResult(NamedTuple):
@@ -300,7 +306,7 @@ def step(model, q, qd, tau=None, dt=1e-3, environment=None, *, f_ext=None, const
         raise_status(int(dead[k]), ("q", "qd", "tau"), np.unravel_index(k, batch) if batch else None)
     shape = lambda x: x.reshape(batch + x.shape[1:])
     info = INFO[:, 1]
-    return StepResult(shape(Q[:, 2].copy()), shape(V[:, 2].copy()), ContactRecord(shape(REC[:, 1].copy())),
+    return StepResult(shape(Q[:, 2].copy()), shape(V[:, 2].copy()), ContactRecord.of(shape(REC[:, 1].copy())),
                       shape(JF[:, 1].copy()), shape(BL[:, 1].copy()), shape(info[:, _k.ITERATIONS]).astype(np.int64),
                       shape(info[:, _k.RESIDUAL].copy()), shape(info.copy()))
 

@@ -89,8 +89,15 @@ class Trajectory:
         return Trajectory(self.t, q, pick(self.qd), pick(self.qdd), pick(self.tau), pick(self._kinetic),
                           pick(self._potential), self.joint_names, self.model_name, self.integrator, self.dt,
                           dict(self.info, member=index), self.limits, self.model,
-                          None if self.contacts is None else self.contacts[index],
+                          None if self.contacts is None else self.contacts.select(index),
                           None if self.solver is None else {k: v[index] for k, v in self.solver.items()})
+
+    @property
+    def contact_forces(self):
+        """``(..., N, K, 3)``: the force of each recorded contact in the world frame [N] (zero in
+        the rows without one), as the viewer and :func:`screwdyn.viz.animate` draw them; None
+        without contact records."""
+        return None if self.contacts is None else self.contacts.force
 
     # ------------------------------------------------------------------ energies
     def _energies(self):

@@ -6,15 +6,19 @@ on the exact Coulomb cone.
 From ``(q, v)`` with the torque ``tau`` and the wrenches ``F`` held over the step ``dt``::
 
     1  T_0i = forward kinematics;  contacts = collide(T)                 (:mod:`.collide`)
-    2  M = L^T D L (CRBA),  h = RNEA(q, v, 0, F),  f = sat(tau) - b v - h
+    2  M + dt B = L^T D L (CRBA; B the joints' viscous damping, implicit, as MuJoCo's Euler),
+       h = RNEA(q, v, 0, F),  f = sat(tau) - h
     3  rows J (m, nv): the bilateral constraints (their kinds, :mod:`.constraint_kinds`), each
        contact's normal and tangents (the relative velocity of A's point to B's at the contact
        point, in the contact frame), each joint near a limit, each joint with dry friction
-    4  X = L^-T J^T,  G = J M^-1 J^T,   y = L^-T dt f,   u_free = J (v + c) + X D^-1 y  (= J v_free)
+    4  X = L^-T J^T,  G = J (M + dt B)^-1 J^T,   y = L^-T dt f,   u_free = J (v + c) + X D^-1 y
     5  the problem of :mod:`.ncp`: w = (G + R) lam + u_free + b, lam in K, complementarity
        (of the contacts detected within their margin, those that can close in the step:
        :func:`keep_closing`)
     6  v' = v + c + L^-1 D^-1 (y + X^T lam),   q' = q (+) dt v'          (semi-implicit Euler)
+
+(with ``B = 0``, ``(M + dt B)`` is ``M`` and this is exactly velocity-level semi-implicit Euler; with
+damping, ``(M + dt B) v' = M v + dt f + J^T lam``: the damping torque ``-B v'`` at the step's end)
 
 where a free-flyer moves on SO(3) x R^3 in its frame at the start of the step, its twist carried
 into the new frame at the end (:func:`.joints.joint_integrate_decoupled`), and ``c = dt (0, omega x
@@ -90,7 +94,8 @@ from .target import HELPER, INLINE, KERNEL, njit
 from .work import check, q_size
 
 # a contact farther than it can close within the step by this much is left out of the problem [m]
-REACH = 1e-4
+# (a rounded foot's other hull vertices, a millimetre or two up; a flat sole's corners are kept)
+REACH = 5e-4
 
 # settings
 DT, TOL, MAX_ITER, BETA, BETA_BILATERAL, BOUNCE, COMPLIANCE, C_STIFFNESS, C_DAMPING = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -258,11 +263,12 @@ def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, gr
         return one[0]
     for i in range(n):
         par[i] = int(kd[i, PARENT])
+        H[i, i] += dt * lim[i, VISCOUS]            # M + h B: the joints' viscous damping implicit
     code = ltdl_factor(par, H)
     if code:
         return code
     for i in range(n):
-        y[i] = dt * (saturate(lim, i, tau[0, i]) - lim[i, VISCOUS] * v[0, i] - h[0, i])
+        y[i] = dt * (saturate(lim, i, tau[0, i]) - h[0, i])
     vector_times_inverse_lt(par, H, y)
     for i in range(n):
         vn[0, i] = y[i]

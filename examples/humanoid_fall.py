@@ -48,9 +48,9 @@ def main(argv=None):
     F = traj.contacts.total_force()
     print(f"{model.name}: {model.nv} degrees of freedom, its floor {model.environment}; {traj.t[-1]:g} s in "
           f"{traj.info['wall_time']:.2f} s ({traj.info['wall_time'] / (len(traj.t) - 1) * 1e6:.0f} us a step)")
-    print(f"  at rest: base at {traj.q[-1, 2]:.4f} m, moving at {np.abs(traj.qd[-1]).max():.1e}; {int(traj.contacts.count[-1])} "
-          f"contacts carry {F[-1, 2]:.3f} N of its {weight:.3f} N weight; the solver took {traj.solver['iterations'].mean():.2f} "
-          f"iterations a step on average")
+    print(f"  at rest: base at {traj.q[-1, 2]:.4f} m, moving at {np.abs(traj.qd[-1]).max():.1e}; "
+          f"{int(traj.contacts.count[-1])} contacts carry {F[-1, 2]:.3f} N of its {weight:.3f} N weight; the solver "
+          f"took {traj.solver['iterations'].mean():.2f} iterations a step on average")
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")

@@ -131,10 +131,11 @@ def main(argv=None):
     push = np.linalg.norm(np.where(pushing[..., None], C.force, 0.0).sum(axis=1), axis=1)
     moving = np.abs(traj.qd[:, 10]) > 1e-3
     print(f"the box slid {box_x[-1] - box_x[0]:.3f} m (the fingertip went {tip[-1, 0] - tip[0, 0]:.3f} m); the push "
-          f"while it slid: {np.median(push[moving]):.3f} N median (friction mu m g = {0.4 * MASS * 9.81:.3f} N); the box "
+          f"while it slid: {np.median(push[moving]):.3f} N median (friction mu m g = {0.4 * MASS * 9.81:.3f} N); "
+          f"the box "
           f"stayed on the ground (height {traj.q[:, 9].min():.4f}..{traj.q[:, 9].max():.4f} m) and did not turn more "
-          f"than {np.degrees(2 * np.arccos(np.abs(traj.q[:, 13]).min())):.2f} degrees; {traj.solver['iterations'].mean():.2f} "
-          f"solver iterations a step")
+          f"than {np.degrees(2 * np.arccos(np.abs(traj.q[:, 13]).min())):.2f} degrees; "
+          f"{traj.solver['iterations'].mean():.2f} solver iterations a step")
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")

@@ -50,8 +50,8 @@ def nan_from(X, b, k):
 
 
 @njit(**KERNEL)
-def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF, BL,
-            INFO, status, k0, k1):
+def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
+            JF, BL, INFO, status, k0, k1):
     """Rollouts ``k0 <= b < k1`` from sample ``s0`` to ``s1`` (module docstring), each step one call
     of :func:`.contact_step.steps` (the step's compiled code, shared with :func:`screwdyn.step`);
     ``status[b]`` set when a rollout dies (and kept: a dead rollout is not stepped)."""
@@ -86,15 +86,16 @@ def rollout(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, gra
                         (1, n, 6)) if use_fext else window(fext, 0, (1, 1, 6))
             r, rp = (k, k - 1) if R == N else (k % 2, (k - 1) % 2)
             if k > 0:
-                wrec, wjf = window(REC, (b * R + rp) * K * REC_WIDTH, (1, K, REC_WIDTH)), window(JF, (b * R + rp) * 2 * n, (1, 2, n))
+                wrec = window(REC, (b * R + rp) * K * REC_WIDTH, (1, K, REC_WIDTH))
+                wjf = window(JF, (b * R + rp) * 2 * n, (1, 2, n))
                 wbl = window(BL, (b * R + rp) * mb, (1, mb))
             else:
                 wrec, wjf, wbl = empty_rec, empty_jf, window(empty_bl, 0, (1, mb))
-            steps(narrow, kd, window(Q, (b * N + k) * nq, (1, nq)), window(V, (b * N + k) * n, (1, n)), tk, fk, use_fext,
-                  geoms, pairs, vertices, graph, cd, lim, Sk, wrec, wjf, wbl, qn, vn,
-                  window(REC, (b * R + r) * K * REC_WIDTH, (1, K, REC_WIDTH)), window(JF, (b * R + r) * 2 * n, (1, 2, n)),
-                  window(BL, (b * R + r) * mb, (1, mb)), window(INFO, (b * N + k) * INFO_WIDTH, (1, INFO_WIDTH)), code,
-                  c0, c1)
+            steps(narrow, kd, window(Q, (b * N + k) * nq, (1, nq)), window(V, (b * N + k) * n, (1, n)), tk, fk,
+                  use_fext, geoms, pairs, vertices, graph, cd, lim, Sk, wrec, wjf, wbl, qn, vn,
+                  window(REC, (b * R + r) * K * REC_WIDTH, (1, K, REC_WIDTH)),
+                  window(JF, (b * R + r) * 2 * n, (1, 2, n)), window(BL, (b * R + r) * mb, (1, mb)),
+                  window(INFO, (b * N + k) * INFO_WIDTH, (1, INFO_WIDTH)), code, c0, c1)
             s = 0.0
             for i in range(nq):
                 s += qn[0, i] * qn[0, i]
@@ -171,8 +172,8 @@ def rollout_with(narrow, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices
 def ground_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
                  BL, INFO, status, k0, k1):
     """:func:`rollout` with the narrow phase of planes only."""
-    rollout_with(ground_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU,
-            REC, JF, BL, INFO, status, k0, k1)
+    rollout_with(ground_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A,
+                 TAU, REC, JF, BL, INFO, status, k0, k1)
 
 
 @njit(**KERNEL)
@@ -180,15 +181,15 @@ def primitive_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, gra
                     JF, BL, INFO, status, k0, k1):
     """:func:`rollout` with the narrow phase of the pairs solved in closed form."""
     rollout_with(primitive_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A,
-            TAU, REC, JF, BL, INFO, status, k0, k1)
+                 TAU, REC, JF, BL, INFO, status, k0, k1)
 
 
 @njit(**KERNEL)
 def general_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
                   JF, BL, INFO, status, k0, k1):
     """:func:`rollout` with every narrow phase."""
-    rollout_with(general_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU,
-            REC, JF, BL, INFO, status, k0, k1)
+    rollout_with(general_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A,
+                 TAU, REC, JF, BL, INFO, status, k0, k1)
 
 
 @njit(**ONE)

@@ -280,7 +280,8 @@ def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, gr
         for j in range(cd.shape[1]):
             ccd[c, j] = cd[c, j]
         mb = max(mb, constraint_row(cd, c) + constraint_size(cd, c))
-    g, R, kind, param, lam, jv, jrow = vec[V_G], vec[V_R], vec[V_KIND], vec[V_PARAM], vec[V_LAM], vec[V_JV], vec[V_JOINT]
+    g, R, kind, param = vec[V_G], vec[V_R], vec[V_KIND], vec[V_PARAM]
+    lam, jv, jrow = vec[V_LAM], vec[V_JV], vec[V_JOINT]
     for k in range(nc):
         pa, pb = int(pairs[int(Cc[k, PAIR]), P_A]), int(pairs[int(Cc[k, PAIR]), P_B])
         contact_constraint(ccd, ncd + k, mb + 3 * k, int(geoms[pa, G_ROW]), int(geoms[pb, G_ROW]), Tw,

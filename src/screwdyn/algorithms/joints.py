@@ -462,7 +462,9 @@ def frame_drift(kd, v, dt, out):
     for i in range(n):
         if kd[i, POSEK] == FREE:
             w0, w1, w2, u0, u1, u2 = v[i], v[i + 1], v[i + 2], v[i + 3], v[i + 4], v[i + 5]
-            out[i + 3], out[i + 4], out[i + 5] = dt * (w1 * u2 - w2 * u1), dt * (w2 * u0 - w0 * u2), dt * (w0 * u1 - w1 * u0)
+            out[i + 3] = dt * (w1 * u2 - w2 * u1)
+            out[i + 4] = dt * (w2 * u0 - w0 * u2)
+            out[i + 5] = dt * (w0 * u1 - w1 * u0)
 
 
 @njit(**HELPER)

@@ -26,13 +26,13 @@ iterations the iterate is *polished* (:func:`polish`, as OSQP polishes): each bl
 apart, sticking or sliding (or, for the other kinds, free or at its bound) and the equations of
 that guess solved exactly; the result is taken when its residual is within ``tol``, and a
 converged iterate is replaced by its polished self when that is better: a resting or steadily
-sliding robot needs no ADMM iteration, and its forces are exact to rounding, not to ``tol``. ``rho`` grows (shrinks) by ``RHO_STEP``
-when the primal residual ``|x - y|`` (times the mean diagonal of ``G + R``) exceeds the dual
-residual ``|rho dy + eta dx|`` ``RHO_RATIO`` times (or the converse), with a new factorization,
-at most ``MAX_FACTORS`` times a solve. The start is the caller's ``lam`` (the last step's
-impulses: a warm start) and ``rho`` (the last solve's, or ``RHO_START`` times the mean diagonal):
-a resting robot, whose impulses do not change, needs no iteration. Cost: ``m^3 / 6`` a
-factorization, ``3 m^2`` an iteration.
+sliding robot needs no ADMM iteration, and its forces are exact to rounding, not to ``tol``.
+``rho`` grows (shrinks) by ``RHO_STEP`` when the primal residual ``|x - y|`` (times the mean
+diagonal of ``G + R``) exceeds the dual residual ``|rho dy + eta dx|`` ``RHO_RATIO`` times (or the
+converse), with a new factorization, at most ``MAX_FACTORS`` times a solve. The start is the
+caller's ``lam`` (the last step's impulses: a warm start) and ``rho`` (the contact step passes
+none: ``RHO_START`` times the mean diagonal, as a ``rho`` adapted to the last step's problem
+need not suit this one). Cost: ``m^3 / 6`` a factorization, ``3 m^2`` an iteration.
 """
 import math
 

@@ -198,8 +198,9 @@ class _Scene:
         self.mb = mb
         self.lim = _limit_table(model, joint_limits, friction, saturate, dt)
         self.S = settings.array(dt)
-        self.floats = (_k.work_size.py_func(model.nv, model.nq, K, len(self.geoms), _k.max_rows.py_func(K, mb, self.lim),
-                                            len(self.cd), self.cd.shape[1])
+        rows = _k.max_rows.py_func(K, mb, self.lim)
+        self.floats = (_k.work_size.py_func(model.nv, model.nq, K, len(self.geoms), rows, len(self.cd),
+                                            self.cd.shape[1])
                        + self.kernel.entry.work_floats(model.nv) - _k.per_lane.py_func(model.nv))
 
     @property
@@ -295,7 +296,8 @@ def step(model, q, qd, tau=None, dt=1e-3, environment=None, *, f_ext=None, const
     if warm_start is not None:
         if not isinstance(warm_start, StepResult):
             raise InputError(f"warm_start must be the StepResult of the last step, got {type(warm_start).__name__}")
-        for X, p in ((REC, warm_start.contacts.data), (JF, warm_start.joint_torques), (BL, warm_start.constraint_forces)):
+        last = warm_start
+        for X, p in ((REC, last.contacts.data), (JF, last.joint_torques), (BL, last.constraint_forces)):
             if p.size != X[:, 0].size:
                 raise InputError("warm_start is the result of a step of another shape, batch or contact setting")
             X[:, 0] = p.reshape(X[:, 0].shape)

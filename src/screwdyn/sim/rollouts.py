@@ -221,7 +221,8 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     return Trajectory(t=t, q=Q.reshape(shape + (nq,)), qd=V.reshape(shape + (nv,)), qdd=A.reshape(shape + (nv,)),
                       tau=TAU.reshape(shape + (nv,)), joint_names=model.v_names, model_name=model.name,
                       integrator=name, dt=float(dt), info=info, limits=_limit_arrays(model), model=model,
-                      contacts=None if contacts is None else ContactRecord.of(contacts.reshape(shape + contacts.shape[2:])),
+                      contacts=None if contacts is None else
+                      ContactRecord.of(contacts.reshape(shape + contacts.shape[2:])),
                       solver=None if solver is None else {k: v.reshape(shape + v.shape[2:]) for k, v in solver.items()})
 
 

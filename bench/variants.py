@@ -128,6 +128,7 @@ def main(argv=None):
     p.add_argument("--kernels", nargs="*", default=None, help="kernel keys (default: all)")
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--no-compile", action="store_true", help="skip the cold compile times")
+    p.add_argument("--compile-only", action="store_true", help="only the cold compile times")
     args = p.parse_args(argv)
     import numba
 
@@ -140,8 +141,10 @@ def main(argv=None):
     robots = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name in args.robots:
-            robots[name] = models.load(models.resolve(name, kinds=("example-robot-data", "urdf")))
+        for name in args.robots:   # NAME:floating with a free-flyer root joint
+            spec, _, kind = name.partition(":")
+            robots[name] = models.load(models.resolve(spec, kinds=("example-robot-data", "urdf")),
+                                       floating_base=kind == "floating")
     print(f"# variants: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}, numba {numba.__version__} ({numba.get_num_threads()} threads), "
           f"B = {args.batch}, screwdyn {screwdyn.__version__}")
@@ -151,7 +154,7 @@ def main(argv=None):
         if args.kernels and kernel.key not in args.kernels:
             continue
         table = {}
-        for name, model in robots.items():
+        for name, model in ({} if args.compile_only else robots).items():
             for variant, seconds in speeds(kernel, model, args.batch, rng).items():
                 table.setdefault(variant, {})[name] = seconds * 1e6
         for _, key, which, lanes in variants("all"):

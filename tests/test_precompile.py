@@ -22,7 +22,7 @@ def test_the_install_set_does_not_grow_unless_someone_decides_so():
         ("rollout", "one"), ("rollout", "batch"), ("energy", "batch"))
     names = [precompile.variant_name(*v[1:]) for v in precompile.variants("install")]
     assert len(names) == len(set(names)) == 13
-    assert "rnea batch (32 lanes)" in names and "energy batch" in names and "rollout one" in names
+    assert "rnea batch (16 lanes)" in names and "energy batch" in names and "rollout one" in names
 
 
 def test_screwdyn_compile_covers_every_entry_point_and_lane_count():

@@ -99,11 +99,11 @@ def test_batch_in_lanes_equals_single_states_exactly(rng, groups, extra):
 
 
 def test_batch_of_a_model_too_large_for_lanes_runs_fewer_lanes(rng):
-    """A model whose LANES lanes of work do not fit the stack (here 66 bodies) runs its batch with
+    """A model whose LANES lanes of work do not fit the stack (here 100 bodies) runs its batch with
     the most of LANES / 2, LANES / 4, ... that fit; the numbers are the one-state kernel's."""
     from screwdyn.dynamics import _RNEA
-    model = random_model(rng, n=66, fixed=0, branching=0.3)
-    assert _RNEA.lanes(model.n) == 16 < _RNEA.entry.lanes and _RNEA.lanes(40) == _RNEA.entry.lanes
+    model = random_model(rng, n=100, fixed=0, branching=0.3)
+    assert _RNEA.lanes(model.n) == _RNEA.entry.lanes // 2 and _RNEA.lanes(50) == _RNEA.entry.lanes
     Q, QD, QDD = random_state(rng, model.n, (3,))
     FE = rng.normal(size=(3, model.n, 6))
     tau = screwdyn.inverse_dynamics(model, Q, QD, QDD)

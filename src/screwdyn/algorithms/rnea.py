@@ -38,7 +38,7 @@ from .work import (
 )
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-LANES = 32   # states side by side: 32 ran faster than 8 or 16 on UR5 and panda, as fast as 64
+LANES = 16   # states side by side (bench/variants.py measures each count)
 # one-state calls release the GIL from this many DoF (Talos, 44 joints: 3.7 us a call; internals.release_gil)
 GIL_FROM = 56
 

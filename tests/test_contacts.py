@@ -207,3 +207,15 @@ def test_without_an_environment_simulate_is_unchanged_and_wrong_uses_are_named()
              contact_settings=ContactSettings(tolerance=-1.0))
     with pytest.raises(InputError, match="warm_start"):
         step(ball_model(), [0, 0, 0.1, 0, 0, 0, 1], np.zeros(6), None, 1e-3, env, warm_start=np.zeros(3))
+
+
+def test_a_compliant_contact_rests_at_its_static_deflection():
+    """Compliance (stiffness k, damping c per unit of the contact's effective mass, 1/m for a ball):
+    a ball rests g / k deep, its weight carried; MuJoCo's solref (0.02 s, 1) with solimp's dmax
+    0.95 is k = 1 / (0.95 * 0.02)^2."""
+    env = screwdyn.Environment(screwdyn.Ground())
+    for compliance, k in (((1e4, 200.0), 1e4), ("solref", 1 / (0.95 * 0.02) ** 2)):
+        traj = screwdyn.simulate(ball_model(), [0, 0, 0.1, 0, 0, 0, 1], None, 2.0, 1e-3, environment=env,
+                                 contact_settings=ContactSettings(compliance=compliance))
+        assert 0.1 - traj.q[-1, 2] == pytest.approx(G / k, rel=1e-6)
+        assert traj.contacts.total_force()[-1, 2] == pytest.approx(G, rel=1e-9)

@@ -34,6 +34,7 @@ _LAZY = {"ident": ("ident", None), "identify": ("ident", "identify"), "regressor
          "load_mjcf": ("io.mjcf", "load_mjcf"), "load_sdf": ("io.sdf", "load_sdf"),
          "simulate": ("sim", "simulate"), "Trajectory": ("sim", "Trajectory"),
          "SimulationError": ("sim", "SimulationError"), "JointTrajectory": ("trajectory", "JointTrajectory"),
+         "step": ("sim.contacts", "step"), "ContactSettings": ("sim.contacts", "ContactSettings"),
          "viz": ("viz", None), "view": ("viz.viewer", "view"), "render": ("viz.renderer", "render"),
          "detect": ("collision", "detect"), "collider": ("collision", "collider"),
          "Contacts": ("collision", "Contacts"), "Collision": ("geometry", "Collision"),
@@ -58,6 +59,7 @@ __all__ = [   # what ``from screwdyn import *`` gives: the eager names and the l
     "to_mujoco", "to_pinocchio",
     "load_urdf", "load_mjcf", "load_sdf", "simulate", "Trajectory", "SimulationError", "JointTrajectory", "render", "view",
     "detect", "collider", "Contacts", "Collision", "Environment", "Ground", "Box", "Sphere", "Capsule", "Cylinder",
+    "step", "ContactSettings",
 ]
 
 

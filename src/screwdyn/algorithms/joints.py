@@ -422,6 +422,50 @@ def ball_step(q, v, qi, i, dt, out):
 
 
 @njit(**HELPER)
+def joint_integrate_decoupled(kd, Q, V, dt, OUT, m):
+    """:func:`joint_integrate`, but a free-flyer moves on ``SO(3) x R^3`` (MuJoCo's free joint): its
+    origin along the straight line ``p + dt R v``, its rotation ``R exp([omega dt])`` (``V`` its body
+    twist ``(omega, v)`` in the frame ``R = R(q)`` at the start of the step), and its twist is
+    carried into the new body frame, ``v <- exp(-[omega dt]) v`` (``V`` changed in place), so that
+    the origin's world velocity is the same at both ends of the step. The velocity-level contact
+    step (docs/theory.md §18.1) holds a contact point's velocity ``R (v + omega x r)`` for the whole
+    step: on ``SE(3)``, along the screw of ``exp([V dt])``, a rolling ball's centre would fall by ``r
+    (omega dt)^2 / 2`` a step. Its velocity update is then the origin's classical acceleration in
+    the frame ``R``: :func:`frame_drift`. ``OUT`` must not be ``Q``."""
+    n = kd.shape[0] - 1
+    joint_integrate(kd, Q, V, dt, OUT, m)
+    for i in range(n):
+        if kd[i, POSEK] == FREE:
+            qi = int(kd[i, QIDX])
+            for l in range(m):
+                x, y, z, w = Q[l, qi + 3], Q[l, qi + 4], Q[l, qi + 5], Q[l, qi + 6]
+                s = 1.0 / math.sqrt(x * x + y * y + z * z + w * w)
+                d0, d1, d2 = quaternion_rotate(x * s, y * s, z * s, w * s, V[l, i + 3] * dt, V[l, i + 4] * dt,
+                                               V[l, i + 5] * dt)
+                OUT[l, qi], OUT[l, qi + 1], OUT[l, qi + 2] = Q[l, qi] + d0, Q[l, qi + 1] + d1, Q[l, qi + 2] + d2
+                bx, by, bz, bw = quaternion_exp(-V[l, i] * dt, -V[l, i + 1] * dt, -V[l, i + 2] * dt)
+                V[l, i + 3], V[l, i + 4], V[l, i + 5] = quaternion_rotate(bx, by, bz, bw, V[l, i + 3], V[l, i + 4],
+                                                                          V[l, i + 5])
+
+
+@njit(**HELPER)
+def frame_drift(kd, v, dt, out):
+    """``out = dt (0, omega x v)`` on each free-flyer's rows of ``v (nv,)``, zero on the others: what
+    the body twist's rate ``dv/dt`` lacks of the origin's classical acceleration ``R^T a = dv/dt +
+    omega x v``, for the step of :func:`joint_integrate_decoupled`, which holds the frame ``R`` over
+    the step and turns the twist into the new frame at its end."""
+    n = kd.shape[0] - 1
+    for i in range(n):
+        out[i] = 0.0
+    for i in range(n):
+        if kd[i, POSEK] == FREE:
+            w0, w1, w2, u0, u1, u2 = v[i], v[i + 1], v[i + 2], v[i + 3], v[i + 4], v[i + 5]
+            out[i + 3] = dt * (w1 * u2 - w2 * u1)
+            out[i + 4] = dt * (w2 * u0 - w0 * u2)
+            out[i + 5] = dt * (w0 * u1 - w1 * u0)
+
+
+@njit(**HELPER)
 def joint_dexp_inverse(kd, K, c, V, OUT, m):
     """``OUT[l] = dexp^-1_{c K[l]}(V[l])`` for the rows ``l < m`` of ``(L, nv)`` arrays: the rate of
     ``xi`` where ``q0 (+) xi`` moves with the velocity ``v`` (docs/theory.md §13; a

@@ -51,6 +51,34 @@ def _into_limits(model, q0):
     return q0
 
 
+def _environment(args, model):
+    """The environment of ``--ground`` (a plane at that height, the model file's floor added), the
+    model file's (an MJCF's floor) without it, or None."""
+    import screwdyn
+    if args.ground is None:
+        return model.environment
+    return screwdyn.Environment(model.environment, screwdyn.Ground(height=args.ground, friction=args.mu))
+
+
+def _stand(model, q0, args):
+    """The ``stand`` controller: a PD on a floating robot's actuated joints holding q0 (gains
+    ``--kp``, ``--kd`` per unit of each joint's inertia at q0, defaults 2000 and 40), the
+    free-flyer's rows unactuated: ``tau = Kp (q0 - q) - Kd qd`` on the joints."""
+    import screwdyn
+    kp = parse_vector(args.kp if args.kp is not None else "2000", model.n, "--kp")
+    kd = parse_vector(args.kd if args.kd is not None else "40", model.n, "--kd")
+    joints = model.nvs == 1
+    rows, cols = model.idx_vs[joints], model.idx_qs[joints]
+    inertia = np.diag(screwdyn.mass_matrix(model, q0))[rows]
+    Kp, Kd, target = kp[rows] * inertia, kd[rows] * inertia, q0[cols]
+
+    def stand(t, q, qd):
+        tau = np.zeros(np.shape(qd))
+        tau[..., rows] = Kp * (target - q[..., cols]) - Kd * qd[..., rows]
+        return tau
+    return stand, "standing: PD on the joints to q0, the base unactuated"
+
+
 def cmd_simulate(args):
     import screwdyn
     from .. import control, plot, sim
@@ -72,20 +100,28 @@ def cmd_simulate(args):
     if args.tau is not None and args.controller not in (None, "none"):
         raise CLIError("give either --tau or --controller, not both")
     floating = model.nq != model.nv
-    if floating and args.controller not in (None, "none"):
+    environment = _environment(args, model)
+    if floating and args.controller not in (None, "none", "stand"):
         raise CLIError(f"--controller {args.controller}: the controllers drive every degree of freedom, and "
-                       f"{model.name}'s free-flyer or spherical joints have no actuator; without contacts a "
-                       "floating robot falls freely: simulate it passive (the default here) or give --tau")
-    controller = args.controller or ("none" if args.tau is not None or floating else "computed-torque")
+                       f"{model.name}'s free-flyer or spherical joints have no actuator: simulate it passive, "
+                       "give --tau, or, on the ground (--ground), --controller stand")
+    if args.controller == "stand" and (not floating or environment is None):
+        raise CLIError("--controller stand holds a floating robot's joints at q0 while it stands on the ground: "
+                       "it needs a floating robot and --ground (or a model file with a floor)")
+    controller = args.controller or ("none" if args.tau is not None else
+                                     "stand" if floating and environment is not None else
+                                     "none" if floating else "computed-torque")
     what = "passive (tau = 0)"
     tau = reference = None
     if args.tau is not None:
         tau = parse_vector(args.tau, model.n, "--tau")
         what = f"constant tau = {_fmt(tau, 4)}"
+    elif controller == "stand":
+        tau, what = _stand(model, q0, args)
     elif controller != "none":
         target = _default_target(model, q0) if args.target is None else parse_vector(args.target, model.n, "--target")
-        kp = parse_vector(args.kp, model.n, "--kp")
-        kd = parse_vector(args.kd, model.n, "--kd")
+        kp = parse_vector(args.kp if args.kp is not None else "100", model.n, "--kp")
+        kd = parse_vector(args.kd if args.kd is not None else "20", model.n, "--kd")
         if controller == "gravity":
             tau = control.gravity_compensation(model, friction=friction)
             what = "gravity compensation tau = g(q)"
@@ -104,7 +140,8 @@ def cmd_simulate(args):
         warnings.simplefilter("ignore", sim.LimitWarning)   # said below, one line each
         traj = sim.simulate(model, q0, qd0, args.duration, args.dt, tau=tau, integrator=args.integrator,
                             friction=friction, joint_limits=not args.no_limits, saturate=args.saturate,
-                            progress=progress)
+                            progress=progress, environment=environment if environment is not None else False,
+                            hold=controller == "stand")
     if not args.quiet:
         E = traj.total_energy
         dofs = f"{model.n} joints" if model.nq == model.nv else f"{model.n} degrees of freedom ({model.nbodies} joints)"
@@ -115,6 +152,14 @@ def cmd_simulate(args):
         print(f"  wall time {traj.info['wall_time']:.3g} s ({traj.info['nfev']} dynamics evaluations)")
         print(f"  energy: start {E[0]:.6g} J, end {E[-1]:.6g} J (change {E[-1] - E[0]:+.4g} J)")
         print(f"  final q = {_fmt(traj.q[-1], 4)}")
+        if traj.contacts is not None:
+            weight = float(np.sum(model.mass) * np.linalg.norm(model.gravity))
+            force = traj.contacts.total_force()[-1]
+            print(f"  contacts at the end: {int(traj.contacts.count[-1])}, carrying {_fmt(force, 4)} N (the robot "
+                  f"weighs {weight:.4g} N); solver: {traj.solver['iterations'].mean():.2f} iterations a step, largest "
+                  f"residual {traj.solver['residual'].max():.2g} m/s")
+        elif floating:
+            print("  nothing stops the fall: no ground (pass --ground to stand it on the ground at z = 0)")
         beyond = max(0.0, float(np.max(np.maximum(traj.q - model.q_upper, model.q_lower - traj.q))))
         print(f"  furthest beyond a position limit: {beyond:.3g} (rad or m)")
         for line in traj.limit_report():
@@ -154,19 +199,28 @@ def add_simulate_command(add):
     sp.add_argument("model", metavar="MODEL", nargs="?", default=None, help="robot (default: panda)")
     sp.add_argument("--duration", type=float, default=3.0, help="simulated time [s] (default 3)")
     sp.add_argument("--dt", type=float, default=1e-3, help="time step / sampling period [s] (default 0.001)")
-    sp.add_argument("--integrator", default="rk4", choices=sim.INTEGRATORS, help="integrator (default rk4)")
+    sp.add_argument("--integrator", default=None, choices=sim.INTEGRATORS,
+                    help="integrator (default rk4; semi_implicit_euler, the only one, with contacts)")
     sp.add_argument("--q0", metavar="V", help="initial q (default: the bundled robot's home pose, "
                                               "else the middle of the joint limits)")
     sp.add_argument("--qd0", metavar="V", help="initial qd (default zeros)")
     sp.add_argument("--tau", metavar="V", help="constant joint torques (default: none)")
-    sp.add_argument("--controller", default=None, choices=("none", "gravity", "pd", "computed-torque"),
+    sp.add_argument("--controller", default=None, choices=("none", "gravity", "pd", "computed-torque", "stand"),
                     help="none (passive), gravity (hold), pd (PD + gravity compensation to --target), "
-                         "computed-torque (track a quintic from q0 to --target; the default without --tau)")
+                         "computed-torque (track a quintic from q0 to --target; the default without --tau), "
+                         "stand (a floating robot on --ground: PD on its joints to q0)")
     sp.add_argument("--target", metavar="V", help="controller target (default q0 + 0.5, -0.46, 0.42, ... rad (0.1 m), within limits)")
     sp.add_argument("--move-time", type=float, default=None, help="duration of the quintic move [s] "
                                                                   "(default 0.8 x duration)")
-    sp.add_argument("--kp", default="100", metavar="V", help="stiffness per unit inertia [1/s^2] (default 100)")
-    sp.add_argument("--kd", default="20", metavar="V", help="damping per unit inertia [1/s] (default 20)")
+    sp.add_argument("--kp", default=None, metavar="V", help="stiffness per unit inertia [1/s^2] (default 100; "
+                                                             "2000 for --controller stand)")
+    sp.add_argument("--kd", default=None, metavar="V", help="damping per unit inertia [1/s] (default 20; 40 for "
+                                                             "--controller stand)")
+    sp.add_argument("--ground", type=float, nargs="?", const=0.0, default=None, metavar="Z",
+                    help="simulate with contacts on a ground plane at height Z (default 0): the robot's collision "
+                         "geometry against it, rigid contacts with Coulomb friction; a floating robot then stands "
+                         "under --controller stand (the default there)")
+    sp.add_argument("--mu", type=float, default=1.0, help="the ground's friction coefficient (default 1)")
     sp.add_argument("--gravity", metavar="V", help="gravity vector [m/s^2] (default: the model's)")
     sp.add_argument("--no-friction", action="store_true", help="ignore the model's joint friction")
     sp.add_argument("--no-limits", action="store_true", help="do not enforce the joint position limits")

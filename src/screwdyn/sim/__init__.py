@@ -102,7 +102,8 @@ from .integrators import ADAPTIVE, FIXED_STEP, IMPLICIT, INTEGRATORS, SERIAL_BEL
 from .limits import JointLimits, _limit_table, _watch  # noqa: F401  (the rollout kernel's tests compare with these)
 from .report import LimitWarning, SimulationError, SimulationWarning
 from .rollouts import ProgressBar, simulate
+from .contacts import ContactRecord, ContactSettings, StepResult, step
 from .trajectory import Trajectory
 
-__all__ = ["simulate", "Trajectory", "JointLimits", "SimulationError", "SimulationWarning", "LimitWarning",
-           "INTEGRATORS", "ProgressBar"]
+__all__ = ["simulate", "step", "Trajectory", "ContactSettings", "ContactRecord", "StepResult", "JointLimits",
+           "SimulationError", "SimulationWarning", "LimitWarning", "INTEGRATORS", "ProgressBar"]

@@ -57,11 +57,15 @@ def _limit_table(model, joint_limits, friction, saturate, dt):
     n = model.n
     lim = np.zeros((n, LIM_WIDTH))
     lim[:, LOWER], lim[:, UPPER] = -np.inf, np.inf
-    if joint_limits is True:
+    if isinstance(joint_limits, str):
+        if joint_limits != "hard":
+            raise InputError(f"joint_limits must be True, False, 'hard' or a JointLimits, got {joint_limits!r}")
+        lim[:, LOWER], lim[:, UPPER] = _dof_limits(model)      # rigid rows of the contact step: k = c = 0
+    elif joint_limits is True:
         joint_limits = JointLimits()
-    if joint_limits is not False and joint_limits is not None:
+    if joint_limits is not False and joint_limits is not None and not isinstance(joint_limits, str):
         if not isinstance(joint_limits, JointLimits):
-            raise InputError(f"joint_limits must be True, False or a JointLimits, got {joint_limits!r}")
+            raise InputError(f"joint_limits must be True, False, 'hard' or a JointLimits, got {joint_limits!r}")
         lim[:, STIFFNESS], lim[:, DAMPING] = joint_limits.constants(model, dt)
         lim[:, LOWER], lim[:, UPPER] = _dof_limits(model)
     if friction:

@@ -19,11 +19,14 @@ from ..errors import InputError
 from ..model import Model
 from .inputs import _Inputs, _source, _states, _time_grid
 from .integrators import (
-    _FD_METHODS, FIXED_STEP, _adaptive, _compiled, _Field, _integrator_name, _serial, _stages,
+    _FD_METHODS, FIXED_STEP, SERIAL_BELOW, _adaptive, _compiled, _Field, _integrator_name, _serial, _stages,
 )
 from .limits import _dof_positions, _limit_arrays, _limit_table, _watch, _watch_start
 from .report import SimulationError, SimulationWarning, _Report, _singular, _warn_limits
+from .contacts import ContactRecord
+from .contacts import _rollouts as _contact_rollouts
 from .trajectory import Trajectory
+from ..algorithms.contact_step import REC_WIDTH
 
 
 class ProgressBar:
@@ -57,9 +60,10 @@ class ProgressBar:
             self.stream.flush()
 
 
-def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext=None, integrator="rk4",
+def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext=None, integrator=None,
              friction=True, joint_limits=True, saturate=False, hold=False, method="aba", rtol=1e-10, atol=1e-12,
-             ivp_options=None, progress=False, constraints=()) -> Trajectory:
+             ivp_options=None, progress=False, environment=None, constraints=(), contact_settings=None,
+             record_contacts=True) -> Trajectory:
     """Simulate ``model`` from ``(q0, qd0)`` for ``duration`` seconds, sampled every ``dt``: one
     rollout, or a batch of rollouts run together (see the module docstring).
 
@@ -74,8 +78,9 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
         ``tau(t, q, qd)`` (see the module docstring). Friction and joint limits are not part of
         ``tau``: they are added by the model.
     f_ext : external wrenches ``(n, f)`` on the bodies, same kinds as ``tau``.
-    integrator : ``"euler"``, ``"semi_implicit_euler"``, ``"rk4"`` (default), ``"RK45"``,
-        ``"DOP853"`` or ``"Radau"``.
+    integrator : ``"euler"``, ``"semi_implicit_euler"``, ``"rk4"`` (the default without contacts),
+        ``"RK45"``, ``"DOP853"`` or ``"Radau"``; with contacts ``"semi_implicit_euler"`` only (the
+        default there).
     friction : include the model's joint friction (viscous ``damping`` and Coulomb ``friction``).
     joint_limits : True (default) for the soft position limits of the module docstring, False for
         none, or a :class:`JointLimits` with other constants.
@@ -88,13 +93,26 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     ivp_options : more keyword arguments for :func:`scipy.integrate.solve_ivp` (``max_step``,
         ``first_step``, ``jac`` ...).
     progress : True for a progress bar on stderr, or a callable ``progress(fraction)``.
+    environment : the world the robot touches, a :class:`~screwdyn.environment.Environment` (None:
+        ``model.environment``, an MJCF's floor; False: none). With an environment (or
+        ``joint_limits="hard"``, or ``contact_settings``) the simulation steps with contacts
+        (:mod:`screwdyn.sim.contacts`, docs/theory.md §18): velocity-level semi-implicit Euler, the
+        contacts on the exact Coulomb cone, the joint limits (compliant as :class:`JointLimits`
+        says, or rigid with ``"hard"``), the joints' dry friction and the constraints (the model's
+        and ``constraints``) solved together each step, as one complementarity problem.
     constraints : constraints held along the motion (:mod:`screwdyn.constraints`: contacts welded to
         the world, loops, couplings), after the model's own ``model.constraints``, which always
-        apply. Bilateral: every rollout integrates the constrained dynamics
+        apply. Without contacts: every rollout integrates the constrained dynamics
         (:func:`screwdyn.constrained_forward_dynamics`) and is projected back onto the constraints
         after each step (docs/theory.md §15.9); ``info["constraints"]`` holds the largest
         violation of the recorded samples. Fixed-step integrators only (compiled), without
         enforced joint limits (``joint_limits=False``), and callables only with ``hold=True``.
+        With contacts: bilateral rows of the contact problem, at the velocity level, their drift
+        corrected by ``ContactSettings.bilateral_stabilization``.
+    contact_settings : a :class:`~screwdyn.sim.contacts.ContactSettings` (tolerance, compliance ...).
+    record_contacts : keep each step's contacts and forces in ``Trajectory.contacts`` (and the
+        joint-limit, friction and constraint forces in ``Trajectory.solver``); False keeps only the
+        solver's iterations and residuals (large batches).
 
     Returns a :class:`Trajectory` (batch axes in front); ``qdd`` and ``tau`` are those at each
     sample. Raises :class:`SimulationError` when a single rollout diverges; warns
@@ -114,12 +132,18 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     if not isinstance(model, Model):
         raise InputError(f"model must be a screwdyn.Model, got {type(model).__name__}")
     options = dict(integrator=integrator, friction=friction, joint_limits=joint_limits, saturate=saturate, hold=hold,
-                   method=method, rtol=rtol, atol=atol, ivp_options=ivp_options, constraints=constraints)
+                   method=method, rtol=rtol, atol=atol, ivp_options=ivp_options, environment=environment,
+                   constraints=constraints, contact_settings=contact_settings, record_contacts=record_contacts)
     if any_dask(q0, qd0, tau, f_ext):
         return _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options)
     n = model.n
     nq, nv = getattr(model, "nq", n), getattr(model, "nv", n)
-    name = _integrator_name(integrator)
+    scene = _contact_scene(model, environment, constraints, joint_limits, friction, saturate, dt, contact_settings)
+    name = _integrator_name(integrator or ("semi_implicit_euler" if scene is not None else "rk4"))
+    if scene is not None and (name != "semi_implicit_euler" or method != "aba"):
+        raise InputError(f"with contacts simulate steps with integrator 'semi_implicit_euler' (a velocity-level "
+                         f"scheme); got integrator={name!r}, method={method!r} (pass environment=False for the smooth "
+                         "integrators)")
     if method not in _FD_METHODS:
         raise InputError(f"method must be one of {_FD_METHODS}, got {method!r}")
     q, qd, batch = _states(q0, qd0, nq, nv)
@@ -133,7 +157,8 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     tau_src = _source(tau, "tau", model, steps, batch, wrench=False)
     f_src = _source(f_ext, "f_ext", model, steps, batch, wrench=True)
     lim = _limit_table(model, joint_limits, friction, saturate, dt)
-    constrained, given = _constrained(model, constraints, name, method, lim, tau, f_ext, hold)
+    constrained, given = (None, ()) if scene is not None else _constrained(model, constraints, name, method, lim, tau,
+                                                                          f_ext, hold)
     report = _Report(model, B)
     if tau_src[0] == "array":
         data = tau_src[1]
@@ -146,9 +171,18 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     dead = np.zeros(B, dtype=np.int64)
     bar = ProgressBar(f"simulating {model.name}") if progress is True else (progress or None)
     started = time.perf_counter()
+    contacts = solver = None
     try:
         calls = "call" in (tau_src[0], f_src[0])
-        if name in FIXED_STEP and method == "aba" and not calls:
+        if scene is not None:
+            if record_contacts:
+                check_room("simulate", 8 * B * N * (scene.K * REC_WIDTH + 2 * nv + scene.mb),
+                           f"the contact records of {B} rollout{'s' if B > 1 else ''} of {N} samples",
+                           "pass record_contacts=False, split the batch, or simulate a shorter time")
+            with np.errstate(over="ignore", invalid="ignore"), _serial(B if calls else SERIAL_BELOW):
+                contacts, solver = _contact_rollouts(scene, t, inputs, Q, V, A, TAU, dead, bar, record_contacts)
+            W = _watch(lim, _dof_positions(model, Q), V)
+        elif name in FIXED_STEP and method == "aba" and not calls:
             _compiled(name, model, lim, t, inputs, Q, V, A, TAU, W, dead, bar, constrained)
         elif name in FIXED_STEP and method == "aba" and hold:
             with np.errstate(over="ignore", invalid="ignore"), _serial(B):   # (the callables see diverged rows)
@@ -172,6 +206,9 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
         nfev = steps * (4 if name == "rk4" else 1) + 1
     info = {"nfev": nfev, "wall_time": elapsed, "friction": bool(friction), "joint_limits": joint_limits,
             "saturate": bool(saturate), "hold": bool(hold)}
+    if scene is not None:
+        info["contacts"] = {"environment": scene.collider.environment, "constraints": scene.constraints,
+                            "settings": scene.settings, "max_contacts": scene.K}
     warn = not getattr(_IN_CHUNK, "on", False)
     if constrained is not None:
         _constraints_failed(dead, batch)
@@ -183,7 +220,22 @@ def simulate(model, q0=None, qd0=None, duration=1.0, dt=1e-3, *, tau=None, f_ext
     shape = batch + (N,)
     return Trajectory(t=t, q=Q.reshape(shape + (nq,)), qd=V.reshape(shape + (nv,)), qdd=A.reshape(shape + (nv,)),
                       tau=TAU.reshape(shape + (nv,)), joint_names=model.v_names, model_name=model.name,
-                      integrator=name, dt=float(dt), info=info, limits=_limit_arrays(model), model=model)
+                      integrator=name, dt=float(dt), info=info, limits=_limit_arrays(model), model=model,
+                      contacts=None if contacts is None else
+                      ContactRecord.of(contacts.reshape(shape + contacts.shape[2:])),
+                      solver=None if solver is None else {k: v.reshape(shape + v.shape[2:]) for k, v in solver.items()})
+
+
+def _contact_scene(model, environment, constraints, joint_limits, friction, saturate, dt, settings):
+    """The contact scene (:mod:`screwdyn.sim.contacts`) when the simulation has an environment, hard
+    joint limits or contact settings; else None (the smooth integrators, and the constrained
+    rollouts for constraints)."""
+    env = model.environment if environment is None else (None if environment is False else environment)
+    given = (constraints,) if hasattr(constraints, "kind") else tuple(constraints or ())
+    if env is None and not isinstance(joint_limits, str) and settings is None:
+        return None
+    from .contacts import _scene
+    return _scene(model, False if env is None else env, given, joint_limits, friction, saturate, float(dt), settings)
 
 
 # Set on a thread while it runs a chunk of a Dask batch (_rollout_chunk): its simulate warns of
@@ -239,7 +291,7 @@ def _dask_simulate(model, q0, qd0, duration, dt, tau, f_ext, options):
     if info.pop("constraints") or model.constraints:
         info["constraints"] = None   # (each chunk's violation stays in its worker, as its limits report)
     return Trajectory(t=t, q=Q, qd=V, qdd=A, tau=TAU, joint_names=model.v_names, model_name=model.name,
-                      integrator=_integrator_name(options["integrator"]), dt=float(dt), info=info,
+                      integrator=_integrator_name(options["integrator"] or "rk4"), dt=float(dt), info=info,
                       limits=_limit_arrays(model), model=model)
 
 

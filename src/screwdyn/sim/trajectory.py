@@ -26,6 +26,14 @@ class Trajectory:
         total_energy      (..., N)      their sum
         limits            dict of (n,) q_lower, q_upper, velocity, effort: the model's limits (or None)
         info              nfev, wall_time, the limits exceeded ("limits"), diverged rollouts ...
+        contacts          a simulation with contacts: each step's contacts and their forces, a
+                          :class:`~screwdyn.sim.contacts.ContactRecord` over ``(..., N, K)``
+                          (None without contacts, or when not recorded)
+        solver            a simulation with contacts: a dict of each step's ``iterations``,
+                          ``residual`` [m/s] ``(..., N)``, and (when recorded) ``joint_torques``
+                          ``(..., N, 2, nv)`` (joint-limit, dry-friction) and ``constraint_forces``
+                          ``(..., N, mb)`` (the bilateral constraints'); sample ``k``'s are those of
+                          the step from ``t[k]`` (the last sample's, of a step whose state is not kept)
 
     ``info["limits"]`` holds what the :class:`~screwdyn.sim.LimitWarning` summarises in one line:
     ``{"position": .., "velocity": .., "effort": .., "joint_limits": bool}``, each kind a dict
@@ -40,8 +48,10 @@ class Trajectory:
     """
 
     def __init__(self, t, q, qd, qdd, tau, kinetic_energy=None, potential_energy=None, joint_names=(),
-                 model_name="", integrator="", dt=float("nan"), info=None, limits=None, model=None):
+                 model_name="", integrator="", dt=float("nan"), info=None, limits=None, model=None, contacts=None,
+                 solver=None):
         self.t, self.q, self.qd, self.qdd, self.tau = t, q, qd, qdd, tau
+        self.contacts, self.solver = contacts, solver
         self._kinetic, self._potential = kinetic_energy, potential_energy
         self.joint_names, self.model_name, self.integrator, self.dt = tuple(joint_names), model_name, integrator, dt
         self.info = {} if info is None else info
@@ -78,7 +88,16 @@ class Trajectory:
             raise InputError(f"rollout index {index} for a batch of shape {self.batch_shape}: {e}") from None
         return Trajectory(self.t, q, pick(self.qd), pick(self.qdd), pick(self.tau), pick(self._kinetic),
                           pick(self._potential), self.joint_names, self.model_name, self.integrator, self.dt,
-                          dict(self.info, member=index), self.limits, self.model)
+                          dict(self.info, member=index), self.limits, self.model,
+                          None if self.contacts is None else self.contacts.select(index),
+                          None if self.solver is None else {k: v[index] for k, v in self.solver.items()})
+
+    @property
+    def contact_forces(self):
+        """``(..., N, K, 3)``: the force of each recorded contact in the world frame [N] (zero in
+        the rows without one), as the viewer and :func:`screwdyn.viz.animate` draw them; None
+        without contact records."""
+        return None if self.contacts is None else self.contacts.force
 
     # ------------------------------------------------------------------ energies
     def _energies(self):

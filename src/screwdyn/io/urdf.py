@@ -659,17 +659,17 @@ def _example_robot_data_dir() -> Path | None:
 
 
 def example_robot_data_path(name: str) -> Path:
-    """The path of a URDF shipped by the ``example-robot-data`` package.
+    """The path of a model file (URDF, SDF) shipped by the ``example-robot-data`` package.
 
     ``name`` is a key of :data:`EXAMPLE_ROBOTS` (``"panda"``, ``"ur5"``, ``"talos_full_v2"``,
     ...) or a path relative to the package's ``robots`` directory
-    (``"ur_description/urdf/ur3.urdf"``). Raises :class:`FileNotFoundError` when the package
+    (``"ur_description/urdf/ur3.urdf"``, ``"cassie_description/robots/cassie_v2.sdf"``). Raises :class:`FileNotFoundError` when the package
     or the file is absent, :class:`KeyError` for an unknown name.
     """
     rel = EXAMPLE_ROBOTS.get(name)
-    if rel is None and not name.endswith(".urdf"):
+    if rel is None and not name.endswith((".urdf", ".sdf")):
         raise KeyError(f"unknown example-robot-data robot {name!r}; known: {sorted(EXAMPLE_ROBOTS)} "
-                       "(or pass a path relative to the robots directory ending in .urdf)")
+                       "(or pass a path relative to the robots directory ending in .urdf or .sdf)")
     robots = _example_robot_data_dir()
     if robots is None:
         raise FileNotFoundError(f"the example-robot-data package is not installed; {_INSTALL_HINT}")

@@ -19,7 +19,7 @@ from setuptools.command.build_py import build_py
 COMPILE = """
 from screwdyn.precompile import compile_ahead
 total = compile_ahead("install", report=lambda name, seconds, done, count: print(
-    f"screwdyn: [{done:2d}/{count}] compiled {name} in {seconds:.1f} s", flush=True))
+    f"screwdyn: [{done:2d}/{count}] compiled {name}", flush=True))
 print(f"screwdyn: the main kernels compiled into the package in {total:.0f} s", flush=True)
 """
 

@@ -113,7 +113,7 @@ def main(argv=None):
         code = ("import sys, time; from screwdyn.collision import _KERNELS; k = _KERNELS[sys.argv[1]]; "
                 "c, w = time.process_time(), time.time(); k.bind(sys.argv[2]); "
                 "print(round(time.process_time() - c, 1), round(time.time() - w, 1))")
-        for tier in ("ground", "primitive", "general"):
+        for tier in ("ground", "general"):
             for which in ("one", "batch"):
                 env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp())
                 out = subprocess.run([sys.executable, "-c", code, tier, which], env=env, capture_output=True,

@@ -154,7 +154,7 @@ def test_primitive_pairs_equal_mujoco(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = screwdyn.load_mjcf(SCENE)
-    assert collider(model, self_collision=True).tier == "primitive"
+    assert collider(model, self_collision=True).tier == "general"
     names = [c.name for c in model.collisions]
     compared = {}
     for _ in range(120):

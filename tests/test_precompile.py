@@ -38,7 +38,7 @@ def test_screwdyn_compile_covers_every_entry_point_and_lane_count():
                 assert lanes == 0 or ("batch", lanes) in mine, (kernel.key, n, lanes)
         else:
             assert ("batch", None) in mine, kernel.key
-    assert every[0][1] == "rollout"   # the longest first
+    assert every[0][0] == "contact_rollout"   # the longest module first
 
 
 def test_every_entry_point_is_on_screwdyns_target():

@@ -49,16 +49,13 @@ KIND_CODE = {"plane": PLANE, "sphere": SPHERE, "capsule": CAPSULE, "cylinder": C
 assert tuple(KIND_CODE) == tuple(COLLISION_KINDS)
 DEFAULT_MAX_CONTACTS = 64     # K when not given: the most contacts the pairs can make, at most this
 
-# the narrow phase in three kernels (screwdyn.algorithms.collide): the smallest that covers the pairs
-_KERNELS = {tier: dispatch.Kernel("collide", tier) for tier in ("ground", "primitive", "general")}
-PRIMITIVE_PAIRS = {(PLANE, k) for k in (SPHERE, CAPSULE, CYLINDER, BOX, CONVEX)} | {
-    (SPHERE, SPHERE), (SPHERE, CAPSULE), (SPHERE, CYLINDER), (SPHERE, BOX), (CAPSULE, CAPSULE), (CAPSULE, BOX),
-    (BOX, BOX)}
+# the narrow phase in two kernels (screwdyn.algorithms.collide): planes against anything (legged robots
+# on the ground, the common case, compile and run the smaller) and any pairs
+_KERNELS = {tier: dispatch.Kernel("collide", tier) for tier in ("ground", "general")}
 
 
 def max_pair_contacts(kind_a: str, kind_b: str) -> int:
-    """The most contacts the narrow phase of two kinds writes (in the "general" tier, fewer:
-    box-box and capsule-box give one)."""
+    """The most contacts the narrow phase of two kinds writes."""
     a, b = sorted((KIND_CODE[kind_a], KIND_CODE[kind_b]))
     if a == PLANE:
         return {SPHERE: 1, CAPSULE: 2}.get(b, 4)
@@ -119,10 +116,8 @@ class Collider:
     ``max_contacts`` (``K``), and ``graph`` (int64, the polytopes' vertex graphs, :func:`hull_graph`).
     A compiled caller passes the tables to
     ``screwdyn.algorithms.collide.collide_state`` with the narrow phase of ``tier``: ``"ground"``
-    (``ground_pair``: every pair has a plane), ``"primitive"`` (``primitive_pair``: every pair in
-    closed form) or ``"general"`` (``general_pair``: a polytope or a cylinder against another
-    shape; then box-box and capsule-box pairs give one contact each, by GJK and EPA, instead of their
-    manifolds). Also: ``environment`` (the one used), ``geometry`` (the
+    (``ground_pair``: every pair has a plane) or ``"general"`` (``general_pair``: any pairs; a
+    polytope or a cylinder against a shape other than a plane or a sphere by GJK and EPA). Also: ``environment`` (the one used), ``geometry`` (the
     :class:`~screwdyn.geometry.Collision` record of each row of ``geoms``) and ``bound`` (the most
     contacts the pairs can make)."""
 
@@ -186,8 +181,7 @@ class Collider:
         self.pairs = table
         self.bound = bound
         kinds = {tuple(sorted((KIND_CODE[records[a].kind], KIND_CODE[records[b].kind]))) for a, b in pairs}
-        self.tier = ("ground" if all(k[0] == PLANE for k in kinds) else
-                     "primitive" if kinds <= PRIMITIVE_PAIRS else "general")
+        self.tier = "ground" if all(k[0] == PLANE for k in kinds) else "general"
         if max_contacts is None:
             K = max(1, min(bound, DEFAULT_MAX_CONTACTS))
         elif isinstance(max_contacts, (int, np.integer)) and max_contacts >= 1:

@@ -111,10 +111,10 @@ class Kernel:
 
     def lanes(self, n):
         """The lanes a batch runs with for a model of ``n`` bodies: the entry's LANES when they fit
-        STACK_LIMIT, else the most of LANES / 2, LANES / 4, ... that fit (a floating Talos, 50
-        bodies: RNEA 16 of its 32; each count compiles on first use), down to 1 (None for a kernel
-        without lanes); 0 when one lane does not fit, and its states go one at a time
-        (:func:`on_large_stack`)."""
+        STACK_LIMIT, else the most of LANES / 2, LANES / 4, ..., MIN_LANES that fit (a floating
+        Talos, 50 bodies: the mass matrix 8 of its 16), else 1 (each count compiles on first use;
+        None for a kernel without lanes); 0 when one lane does not fit, and its states go one at
+        a time (:func:`on_large_stack`)."""
         entry = self.entry
         per_lane = entry.work_floats(n)
         if per_lane > STACK_LIMIT:
@@ -123,7 +123,7 @@ class Kernel:
             return None
         lanes = entry.lanes
         while lanes > 1 and lanes * per_lane > STACK_LIMIT:
-            lanes //= 2
+            lanes = lanes // 2 if lanes > MIN_LANES else 1
         return lanes
 
     def lanes_for(self, model):
@@ -144,6 +144,9 @@ class Kernel:
 
 
 _ONE_BATCH = threading.Lock()
+# the fewest lanes above one a batch runs with: two lanes buy 1.3-2x over one for the models too large
+# for four (docs/performance.md), less than their compile time (5-9 s per kernel) is worth
+MIN_LANES = 4
 
 
 def _main_thread_room():

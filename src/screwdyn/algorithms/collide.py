@@ -5,8 +5,8 @@ The public entry is :func:`screwdyn.collision.detect`; it packs the geometry onc
 environment (:class:`screwdyn.collision.Collider`) into the tables below (``geoms``, ``pairs``,
 ``vertices``, ``graph``). A compiled caller (a contact solver's step) calls, per state,
 ``collide_state(narrow, Tw, geoms, pairs, vertices, graph, Gw, pc, scratch, C)`` itself:
-``narrow`` the narrow phase of the collider's ``tier`` (:func:`ground_pair`, :func:`primitive_pair`
-or :func:`general_pair`), ``Tw`` the bodies' poses from :func:`.kinematics.world_poses`, and work
+``narrow`` the narrow phase of the collider's ``tier`` (:func:`ground_pair` or
+:func:`general_pair`), ``Tw`` the bodies' poses from :func:`.kinematics.world_poses`, and work
 arrays it allocates once (``internals.stack``): ``Gw (G, 12, 1)``, ``pc (MAX_PAIR, PC_WIDTH)``,
 ``scratch (SCRATCH, 3)``; :func:`detect` is that loop.
 
@@ -159,10 +159,12 @@ def ground_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch):
 
 
 @njit(**INLINE)
-def primitive_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch):
-    """The narrow phase of shapes of kinds ``k1 <= k2`` solved in closed form (planes, spheres,
-    capsules against each other and boxes, boxes against boxes), into ``pc``: the number of
-    contacts, normals from 1 into 2."""
+def general_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch):
+    """The narrow phase of any shapes of kinds ``k1 <= k2``, into ``pc``: the number of contacts,
+    normals from 1 into 2. In closed form: planes against everything, spheres against spheres,
+    capsules, cylinders and boxes, capsules against capsules and boxes, boxes against boxes (their
+    manifold, up to four contacts); every other pair (a cylinder or a polytope against a sphere-less
+    shape) by GJK and EPA, one contact."""
     k1, k2 = sh1[0], sh2[0]
     if k1 == PLANE:
         return ground_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch)
@@ -182,28 +184,6 @@ def primitive_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratc
             return capsule_box(G1, s1, G2, s2, margin, pc, ROW0)
     if k1 == BOX and k2 == BOX:
         return box_box(G1, s1, G2, s2, margin, pc, ROW0, scratch)
-    return 0
-
-
-@njit(**INLINE)
-def general_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch):
-    """The narrow phase of any shapes: planes, spheres against spheres, capsules, cylinders and
-    boxes, and capsules against capsules in closed form, every other pair (a cylinder or polytope
-    against anything, capsule-box, box-box) by GJK and EPA, one contact each."""
-    k1, k2 = sh1[0], sh2[0]
-    if k1 == PLANE:
-        return ground_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, scratch)
-    if k1 == SPHERE:
-        if k2 == SPHERE:
-            return sphere_sphere(G1, s1, G2, s2, margin, pc, ROW0)
-        if k2 == CAPSULE:
-            return sphere_capsule(G1, s1, G2, s2, margin, pc, ROW0)
-        if k2 == CYLINDER:
-            return sphere_cylinder(G1, s1, G2, s2, margin, pc, ROW0)
-        if k2 == BOX:
-            return sphere_box(G1, s1, G2, s2, margin, pc, ROW0)
-    if k1 == CAPSULE and k2 == CAPSULE:
-        return capsule_capsule(G1, s1, G2, s2, margin, pc, ROW0)
     return convex_pair(G1, s1, sh1, G2, s2, sh2, vertices, graph, margin, pc, ROW0, scratch)
 
 
@@ -329,12 +309,6 @@ def ground_range(kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1)
 
 
 @njit(**KERNEL)
-def primitive_range(kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1):
-    """:func:`detect` of the pairs solved in closed form."""
-    detect(primitive_pair, kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1)
-
-
-@njit(**KERNEL)
 def general_range(kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1):
     """:func:`detect` of any pairs."""
     detect(general_pair, kd, q, geoms, pairs, vertices, graph, C, count, status, k0, k1)
@@ -382,27 +356,6 @@ def ground_batch(kd, q, geoms, pairs, vertices, graph, C, count, status):
 
 
 @njit(**ONE)
-def primitive_one(kd, q, geoms, pairs, vertices, graph, C, count):
-    """One state, every pair in closed form."""
-    return detect_state(primitive_pair, kd, q, geoms, pairs, vertices, graph, C, count)
-
-
-@njit(**BATCH)
-def primitive_batch(kd, q, geoms, pairs, vertices, graph, C, count, status):
-    """States ``q (B, nq)`` over numba's threads, every pair in closed form."""
-    B = q.shape[0]
-    if not (is_rows(q, B, q_size(kd)) and fits(kd, geoms, pairs, C)):
-        return Status.NOT_FAST
-    nunits, size, counter = units(B, 1)
-    for u in prange(nunits):
-        start, end = claim(counter, u, B, size)
-        while start < end:
-            primitive_range(kd, q, geoms, pairs, vertices, graph, C, count, status, start, end)
-            start, end = claim(counter, u, B, size)
-    return 0
-
-
-@njit(**ONE)
 def general_one(kd, q, geoms, pairs, vertices, graph, C, count):
     """One state, any pairs."""
     return detect_state(general_pair, kd, q, geoms, pairs, vertices, graph, C, count)
@@ -429,6 +382,5 @@ def general_batch(kd, q, geoms, pairs, vertices, graph, C, count, status):
 _PARAMS = (array(2), array(2), array(2), array(1, dtype=I64))
 ENTRIES = {
     "ground": Entry("contacts with planes", ground_one, ground_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
-    "primitive": Entry("contacts", primitive_one, primitive_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
     "general": Entry("contacts", general_one, general_batch, ("q",), (2, 1), per_lane, params=_PARAMS),
 }

@@ -24,7 +24,7 @@ status says why, and the others go on.
 import numpy as np
 from numba import prange
 
-from .collide import general_pair, ground_pair, primitive_pair
+from .collide import general_pair, ground_pair
 from .contact_step import BODY, DT, INFO_WIDTH, REC_WIDTH, SETTINGS, steps
 from .contact_step import per_lane as step_per_lane
 from .entry import BOOL, I64, Entry, array
@@ -177,14 +177,6 @@ def ground_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph,
 
 
 @njit(**KERNEL)
-def primitive_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
-                    JF, BL, INFO, status, k0, k1):
-    """:func:`rollout` with the narrow phase of the pairs solved in closed form."""
-    rollout_with(primitive_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A,
-                 TAU, REC, JF, BL, INFO, status, k0, k1)
-
-
-@njit(**KERNEL)
 def general_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
                   JF, BL, INFO, status, k0, k1):
     """:func:`rollout` with every narrow phase."""
@@ -198,14 +190,6 @@ def ground_one(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, c
     """One rollout, every contact pair with a plane."""
     return one_entry(ground_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V,
                      A, TAU, REC, JF, BL, INFO)
-
-
-@njit(**ONE)
-def primitive_one(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
-                  BL, INFO):
-    """One rollout, every contact pair in closed form."""
-    return one_entry(primitive_pair, kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q,
-                     V, A, TAU, REC, JF, BL, INFO)
 
 
 @njit(**ONE)
@@ -235,24 +219,6 @@ def ground_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph,
 
 
 @njit(**BATCH)
-def primitive_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC,
-                    JF, BL, INFO, status):
-    """Rollouts over numba's threads, every contact pair in closed form."""
-    B = Q.shape[0]
-    if not (fits(kd, lim, t, tau, fext, use_fext, S, s0, s1, Q, V, A, TAU, REC, JF, BL, INFO, B)
-            and status.shape[0] == B):
-        return Status.NOT_FAST
-    count, size, counter = units(B, 1)
-    for u in prange(count):
-        start, end = claim(counter, u, B, size)
-        while start < end:
-            primitive_range(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A,
-                            TAU, REC, JF, BL, INFO, status, start, end)
-            start, end = claim(counter, u, B, size)
-    return 0
-
-
-@njit(**BATCH)
 def general_batch(kd, lim, t, tau, fext, use_fext, geoms, pairs, vertices, graph, cd, S, s0, s1, Q, V, A, TAU, REC, JF,
                   BL, INFO, status):
     """Rollouts over numba's threads, any contact pairs."""
@@ -277,6 +243,5 @@ _PARAMS = (array(2), array(1), array(3), array(4), BOOL, array(2), array(2), arr
 _OUTPUTS = (2, 2, 2, 2, 3, 3, 2, 2)   # Q, V, A, TAU, REC, JF, BL, INFO
 ENTRIES = {
     tier: Entry(f"rollouts with contacts ({tier} pairs)", one, batch, (), _OUTPUTS, per_lane, params=_PARAMS)
-    for tier, one, batch in (("ground", ground_one, ground_batch), ("primitive", primitive_one, primitive_batch),
-                             ("general", general_one, general_batch))
+    for tier, one, batch in (("ground", ground_one, ground_batch), ("general", general_one, general_batch))
 }

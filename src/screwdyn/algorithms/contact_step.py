@@ -241,8 +241,8 @@ def step_state(kd, q, v, tau, fext, use_fext, narrow, geoms, pairs, vertices, gr
     """One step of one state (module docstring): ``q (1, nq)``, ``v``, ``tau (1, n)``, ``fext (1, n,
     6)`` to ``qn (1, nq)``, ``vn (1, n)``, with the records ``rec``, ``jf``, ``bl``, ``info``;
     ``wrec``, ``wjf``, ``wbl`` the last step's (the warm start). ``narrow``: the narrow
-    phase (:func:`.collide.ground_pair`, ``primitive_pair`` or ``general_pair``; ``graph`` the
-    polytopes' vertex graphs); ``cd (ncd, width)``: the
+    phase (:func:`.collide.ground_pair` or ``general_pair``; ``graph`` the polytopes' vertex
+    graphs); ``cd (ncd, width)``: the
     bilateral constraints (:mod:`.constraint_layout`). ``work``: the tuple of :func:`carve`.
     Returns a :class:`.status.Status`."""
     Tw, Gw, pc, scratch, Cc, H3, h, zero, one, par, ccd, J, Y, nz, cnt, mark, Gd, Cf, Af, vec, sw, y = work

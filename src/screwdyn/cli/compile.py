@@ -15,7 +15,7 @@ def cmd_compile(args):
 
     def report(name, seconds, done, total):
         if not args.quiet:
-            print(f"screwdyn: [{done:3d}/{total}] {name:42s} {seconds:6.1f} s", flush=True)
+            print(f"screwdyn: [{done:2d}/{total}] {seconds:5.1f} s  {name}", flush=True)
 
     total = compile_ahead("install" if args.install_set else "all", jobs=args.jobs, report=report)
     print(f"screwdyn: {'the install set' if args.install_set else 'every kernel'} ready in {total:.1f} s "

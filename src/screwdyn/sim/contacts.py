@@ -33,7 +33,7 @@ from .limits import _limit_table
 __all__ = ["ContactSettings", "ContactRecord", "StepResult", "step"]
 
 DEFAULT_MAX_CONTACTS = 32
-_KERNELS = {tier: Kernel("contact_rollout", tier) for tier in ("ground", "primitive", "general")}
+_KERNELS = {tier: Kernel("contact_rollout", tier) for tier in ("ground", "general")}
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ def _setup(name, kind, frames, batch, rng):
     path = str(example_robot_data_path(name))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = screwdyn.load_urdf(path, floating_base=True)
+        model = screwdyn.load_urdf(path, floating_base=True, mimic="independent")   # Pinocchio: no mimic
     pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
     make = screwdyn.PointContact if kind == "point" else screwdyn.FrameContact
     ours = tuple(make(model, f) for f in frames)

@@ -86,7 +86,8 @@ def run(batch=1000, rounds=15, threads=2, out=print):
     number = 2000
     calls = {
         "screwdyn one": (lambda: screwdyn.constrained_forward_dynamics(model, q, v, t), number, 1),
-        "pin constraintDynamics one": (lambda: pin.constraintDynamics(pm, pd, qp, vp, tp, cms, cds, settings), number, 1),
+        "pin constraintDynamics one": (lambda: pin.constraintDynamics(pm, pd, qp, vp, tp, cms, cds, settings),
+                                       number, 1),
         "pin lcaba one": (lambda: pin.lcaba(pm, pl, qp, vp, tp, cms, cds_l, settings), number, 1),
         f"screwdyn batch {threads} threads": (batch_on(threads), 1, batch),
         "screwdyn batch 1 thread": (batch_on(1), 1, batch),

@@ -39,6 +39,7 @@ QS = np.tile(qs, (64, 1))
 ZS = np.zeros((64, solo.nv))
 feet = [screwdyn.PointContact(solo, f) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
 ground = screwdyn.Environment(screwdyn.Ground())
+obstacles = screwdyn.Environment(screwdyn.Ground(), screwdyn.Box((0.5, 0, 0.05), (0.1, 0.4, 0.1)))
 """
 
 # name: (one state, batch), expressions in SETUP's names
@@ -78,6 +79,13 @@ CALLS = {
         "screwdyn.constrained_forward_dynamics_derivatives(solo, qs, zs, zs, feet)",
         "screwdyn.constrained_forward_dynamics_derivatives(solo, QS, ZS, ZS, feet)"),
     "detect": ("screwdyn.detect(solo, qs, ground)", "screwdyn.detect(solo, QS, ground)"),
+    "simulate constraints": ("screwdyn.simulate(solo, qs, None, duration=0.01, constraints=feet, joint_limits=False)",
+                             "screwdyn.simulate(solo, QS, None, duration=0.01, constraints=feet, joint_limits=False)"),
+    "step": ("screwdyn.step(solo, qs, zs, zs, 1e-3, ground)", "screwdyn.step(solo, QS, ZS, ZS, 1e-3, ground)"),
+    "simulate environment": ("screwdyn.simulate(solo, qs, None, duration=0.01, environment=ground)",
+                             "screwdyn.simulate(solo, QS, None, duration=0.01, environment=ground)"),
+    "simulate environment (a box)": ("screwdyn.simulate(solo, qs, None, duration=0.01, environment=obstacles)",
+                                     "screwdyn.simulate(solo, QS, None, duration=0.01, environment=obstacles)"),
 }
 
 CHILD = SETUP + r"""

@@ -125,7 +125,8 @@ def speeds(kernel, model, B, rng):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--robots", nargs="+", default=["panda", "ur5", "talos_full_v2"])
-    p.add_argument("--kernels", nargs="*", default=None, help="kernel keys (default: all)")
+    p.add_argument("--kernels", nargs="*", default=None,
+                   help="kernel keys, or module.key where two modules share a key (default: all)")
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--no-compile", action="store_true", help="skip the cold compile times")
     p.add_argument("--compile-only", action="store_true", help="only the cold compile times")
@@ -151,19 +152,20 @@ def main(argv=None):
     print("| kernel | variant | cold compile s | " + " | ".join(f"{r} us/state" for r in robots) + " |")
     print("|---|---|---:|" + "---:|" * len(robots))
     for kernel in kernels():
-        if args.kernels and kernel.key not in args.kernels:
+        if args.kernels and kernel.key not in args.kernels and f"{kernel.module}.{kernel.key}" not in args.kernels:
             continue
         table = {}
         for name, model in ({} if args.compile_only else robots).items():
             for variant, seconds in speeds(kernel, model, args.batch, rng).items():
                 table.setdefault(variant, {})[name] = seconds * 1e6
-        for _, key, which, lanes in variants("all"):
-            if key != kernel.key:
+        for module, key, which, lanes in variants("all"):
+            if (module, key) != (kernel.module, kernel.key):
                 continue
             variant = "one" if which == "one" else (f"batch ({lanes} lanes)" if lanes else "batch")
             cold = "" if args.no_compile else f"{cold_compile(kernel.module, key, which, lanes):.1f}"
             cells = " | ".join(f"{table.get(variant, {}).get(r, float('nan')):.3f}" for r in robots)
-            print(f"| {key} | {variant} | {cold} | {cells} |", flush=True)
+            name = key if key == module else f"{module}.{key}"
+            print(f"| {name} | {variant} | {cold} | {cells} |", flush=True)
         if "batch of one" in table:
             cells = " | ".join(f"{table['batch of one'].get(r, float('nan')):.3f}" for r in robots)
             print(f"| {kernel.key} | (one state through the one-lane batch entry) | | {cells} |", flush=True)

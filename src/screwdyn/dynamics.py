@@ -52,7 +52,8 @@ _JACOBIAN = Kernel("kinematics", "jacobian")
 _FRAME_MOTION = Kernel("kinematics", "frame_motion")
 _CENTROIDAL = Kernel("centroidal", "centroidal")
 _RNEA_DERIVATIVES = Kernel("rnea_derivatives", "rnea_derivatives")
-_ABA_DERIVATIVES = Kernel("aba_derivatives", "aba_derivatives")
+_ABA_DERIVATIVES = Kernel("aba_derivatives", "aba_derivatives")           # up to 28 DoF: the solves in lanes
+_ABA_DERIVATIVES_SPARSE = Kernel("aba_derivatives", "aba_derivatives_sparse")   # larger models: sparse solves
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,6 +236,21 @@ def inverse_dynamics_derivatives(model: Model, q, qd, qdd, f_ext=None, friction=
     return _split(D)
 
 
+def _aba_derivatives(model):
+    """The kernel of :func:`forward_dynamics_derivatives` for ``model``'s route (``aba_derivatives.dense``,
+    by its size alone): one entry per route, so that a first call compiles its own only."""
+    try:
+        return model._derived["aba_derivatives"]
+    except (AttributeError, KeyError):
+        pass
+    if not isinstance(model, Model):
+        return _ABA_DERIVATIVES   # (its call says what is wrong)
+    from .algorithms.aba_derivatives import dense
+    kernel = model._derived["aba_derivatives"] = (_ABA_DERIVATIVES if getattr(dense, "py_func", dense)(model.n)
+                                                  else _ABA_DERIVATIVES_SPARSE)
+    return kernel
+
+
 def forward_dynamics_derivatives(model: Model, q, qd, tau, f_ext=None, friction=False, out=None):
     """The partial derivatives of forward dynamics ``qdd = FD(q, qd, tau, f_ext)`` (docs/theory.md
     §14.4; the result of Pinocchio's ``computeABADerivatives``): ``qdd`` by ABA, the derivatives of
@@ -253,7 +269,7 @@ def forward_dynamics_derivatives(model: Model, q, qd, tau, f_ext=None, friction=
     if friction:
         check_model(model)
         tau = vector(tau, model.n, "tau") - friction_torques(model, qd)
-    D = _ABA_DERIVATIVES.call(model, q, qd, tau, f_ext, out, (), _three(model))
+    D = _aba_derivatives(model).call(model, q, qd, tau, f_ext, out, (), _three(model))
     if friction:
         D[..., 1, :, :] -= D[..., 2, :, :] * model.damping
     return _split(D)

@@ -24,6 +24,13 @@ solves on the identity (:func:`.ltdl.ltdl_inverse`, ``O(n^2 d)``) and the two pr
 over each tree's block (:func:`.ltdl.inverse_times`: Talos' 44 joints, a tree of 32 and two legs).
 A state whose ``M`` is singular (ABA's ``D_i <= 0`` or a pivot of ``L^T D L``) is flagged SINGULAR,
 as in forward dynamics.
+
+Each route has entry points of its own (:data:`ENTRIES`: ``aba_derivatives`` for the models of
+:func:`dense`, ``aba_derivatives_sparse`` for the others; :mod:`screwdyn.dynamics` picks by ``dense(n)``),
+thin drivers of one copy of the code (:func:`one_entry`, :func:`batch_entry`, :func:`solved_batch`)
+whose route is a compile-time argument (``sparse_lanes`` None or a lane count: numba prunes a branch
+on ``is None`` before typing), so that a first call compiles its own route and no other (panda's first
+one-state call with an empty cache: 19.1 s with both, 12.6 s).
 """
 import numpy as np
 from numba import prange
@@ -132,13 +139,18 @@ def sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, k0, k1, lanes):
         store_fence()
 
 
-@njit(**ONE)
-def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
-    """One state: ABA, the derivatives of inverse dynamics and the solves. The two kernels run as a
-    batch of one lane, compiled as for their own one-state entry points (:func:`.aba.aba_one`,
-    :func:`.rnea_derivatives.rnea_derivatives_one`): one compilation serves both."""
+@njit(**HELPER)
+def one_entry(kd, q, qd, tau, fext, use_fext, D, sparse_lanes):
+    """One state: ABA, the derivatives of inverse dynamics and the solves, by one route: the solves in
+    lanes (``sparse_lanes`` None, the models of :func:`dense`) or :func:`sparse_states` (``sparse_lanes``
+    1, the others). The route is a compile-time choice (numba prunes a branch on ``is None`` of an
+    argument before typing), so that each entry point compiles its own route and no other; a model of
+    the other route is NOT_FAST. The kernels run as a batch of one lane, compiled as for their own
+    one-state entry points (:func:`.aba.aba_one`, :func:`.rnea_derivatives.rnea_derivatives_one`):
+    one compilation serves both."""
     n = kd.shape[0] - 1
-    if not (is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(tau, n) and D.shape[0] == 3
+    mine = dense(n) if sparse_lanes is None else not dense(n)
+    if not (mine and is_vector(q, q_size(kd)) and is_vector(qd, n) and is_vector(tau, n) and D.shape[0] == 3
             and D.shape[1] == n and D.shape[2] == n and (not use_fext or is_rows(fext, n, 6))):
         return Status.NOT_FAST
     status = stack((1,)).view(np.int64)
@@ -147,52 +159,91 @@ def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
     fk = window(fext, 0, (1, fext.shape[0], 6))
     Dk = window(D, 0, (1, 3, n, n))
     aba(kd, row(q), row(qd), row(tau), fk, use_fext, qdd, status, 0, 1, 1)                           # qdd
-    if status[0] == 0 and dense(n):
-        rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, 0, 1, 1, 1)              # all, in lanes
-    elif status[0] == 0:
-        k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of sparse_states)
-        sparse_states(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, k0, k1, 1)                  # dtau, M^{-1} ...
+    if status[0] == 0:
+        if sparse_lanes is None:
+            rnea_derivatives(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, 0, 1, 1, 1)          # all, in lanes
+        else:
+            k0, k1 = one_state(status)     # (run-time integers: the batch's compilation of sparse_states)
+            sparse_states(kd, row(q), row(qd), qdd, fk, use_fext, Dk, status, k0, k1, sparse_lanes)   # dtau, M^{-1} ...
     restore_gil(gil)
     return status[0]
 
 
+@njit(**ONE)
+def aba_derivatives_one(kd, q, qd, tau, fext, use_fext, D):
+    """One state of a model of :func:`dense`: the solves in lanes."""
+    return one_entry(kd, q, qd, tau, fext, use_fext, D, None)
+
+
+@njit(**ONE)
+def aba_derivatives_sparse_one(kd, q, qd, tau, fext, use_fext, D):
+    """One state of a larger model: :func:`sparse_states`."""
+    return one_entry(kd, q, qd, tau, fext, use_fext, D, 1)
+
+
 @njit(parallel=True)
-def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes):
+def solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, sparse_lanes):
     """The derivatives of inverse dynamics and the solves in one pass over numba's threads, a group
-    of states at a time: :data:`SOLVE_LANES` states in lanes for the models of :func:`dense`
-    (``rnea_derivatives``' ``solve``), else :func:`sparse_states` with ``lanes`` (a compile-time
-    constant)."""
-    B, n = q.shape[0], kd.shape[0] - 1
-    in_lanes = dense(n)
+    of states at a time: :data:`SOLVE_LANES` states in lanes (``sparse_lanes`` None: the models of
+    :func:`dense`, ``rnea_derivatives``' ``solve``), else :func:`sparse_states` with ``sparse_lanes``
+    lanes (a compile-time constant)."""
+    B = q.shape[0]
     count, size, counter = units(B, SOLVE_LANES)
     for u in prange(count):
         start, end = claim(counter, u, B, size)
         while start < end:
-            if in_lanes:
+            if sparse_lanes is None:
                 rnea_derivatives(kd, q, qd, qdd, fext, use_fext, D, status, start, end, SOLVE_LANES, 1)
             else:
-                sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, start, end, lanes)
+                sparse_states(kd, q, qd, qdd, fext, use_fext, D, status, start, end, sparse_lanes)
             start, end = claim(counter, u, B, size)
 
 
-@njit(entry=True)
-def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
-    """States ``(B, n) -> D (B, 3, n, n)``: ABA's batch entry point (``ABA_LANES`` lanes, or one where
-    they do not fit the stack), then :func:`solved_batch` (``lanes``: this entry point's, :data:`LANES`
-    where they fit the stack, else 1)."""
+@njit
+def batch_entry(kd, q, qd, tau, fext, use_fext, D, status, sparse_lanes):
+    """States ``(B, n) -> D (B, 3, n, n)`` by one route, chosen at compile time as in :func:`one_entry`:
+    ABA's batch entry point (``ABA_LANES`` lanes; for the larger models, one where they do not fit the
+    stack), then :func:`solved_batch` (``sparse_lanes``: None, or the sparse entry point's lanes,
+    :data:`LANES` where they fit the stack, else 1)."""
     B, n = q.shape[0], kd.shape[0] - 1
     if not (is_rows(q, B, q_size(kd)) and is_rows(qd, B, n) and is_rows(tau, B, n) and D.shape[0] == B
             and D.shape[1] == 3 and D.shape[2] == n and D.shape[3] == n and status.shape[0] == B
             and (not use_fext or (fext.shape[0] == B and fext.shape[1] == n))):
         return Status.NOT_FAST
-    if lanes * per_lane(n) > STACK_LIMIT:
+    if sparse_lanes is None:
+        if not dense(n):
+            return Status.NOT_FAST
+    elif dense(n) or sparse_lanes * per_lane(n) > STACK_LIMIT:
         return Status.NOT_FAST
     qdd = np.empty((B, n))
-    if aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                              # qdd
+    if sparse_lanes is None:
+        if aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                           # qdd
+            return Status.NOT_FAST       # (never: ABA's lanes fit the stack for these models)
+    elif aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, ABA_LANES):                             # qdd
         aba_batch(kd, q, qd, tau, fext, use_fext, qdd, status, 1)        # (NOT_FAST: its lanes do not fit)
-    solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, lanes)                                    # the rest
+    solved_batch(kd, q, qd, qdd, fext, use_fext, D, status, sparse_lanes)                             # the rest
     return 0
 
 
-ENTRIES = {"aba_derivatives": Entry("the derivatives of forward dynamics", aba_derivatives_one,
-                                    aba_derivatives_batch, ("q", "qd", "tau"), (3,), per_lane, LANES, fext=True)}
+@njit(entry=True)
+def aba_derivatives_batch(kd, q, qd, tau, fext, use_fext, D, status):
+    """A batch of a model of :func:`dense`: the solves in lanes (no lane count: ABA's and
+    :data:`SOLVE_LANES` fit the stack for every such model)."""
+    return batch_entry(kd, q, qd, tau, fext, use_fext, D, status, None)
+
+
+@njit(entry=True)
+def aba_derivatives_sparse_batch(kd, q, qd, tau, fext, use_fext, D, status, lanes):
+    """A batch of a larger model: :func:`sparse_states` with ``lanes``."""
+    return batch_entry(kd, q, qd, tau, fext, use_fext, D, status, lanes)
+
+
+# Two entries, one per route (:func:`dense`, decided by the model's size alone), so that a first call
+# compiles its own route only: screwdyn.dynamics picks the key by ``dense(model.n)``.
+ENTRIES = {
+    "aba_derivatives": Entry("the derivatives of forward dynamics", aba_derivatives_one, aba_derivatives_batch,
+                             ("q", "qd", "tau"), (3,), per_lane, fext=True),
+    "aba_derivatives_sparse": Entry("the derivatives of forward dynamics", aba_derivatives_sparse_one,
+                                    aba_derivatives_sparse_batch, ("q", "qd", "tau"), (3,), per_lane, LANES,
+                                    fext=True),
+}

@@ -1,6 +1,7 @@
 """Solo12 dropped from 0.3 m onto the ground lands and stands under PD at its home pose.
 
-1. the bundled Solo12 (its collision meshes as convex hulls) starts 0.3 m above its standing
+1. the bundled Solo12 (its feet balls of 1.6 cm; its other collision meshes, as convex hulls, where
+   example-robot-data and trimesh are installed) starts 0.3 m above its standing
    height, at rest, its joints at the home pose;
 2. a PD on the twelve joints holds the home pose, ``tau = Kp (q_home - q) - Kd qd`` (6 N m/rad,
    0.2 N m s/rad; the base has no actuator), evaluated once a step (a controller at 1 kHz);
@@ -42,7 +43,7 @@ def main(argv=None):
     ground = screwdyn.Environment(screwdyn.Ground(friction=1.0))
     q0 = np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, HOME]
     feet = min(screwdyn.frame_pose(solo, q0, f"{leg}_FOOT")[2, 3] for leg in ("FL", "FR", "HL", "HR"))
-    q0[2] = 0.0175 - feet + 0.3                       # (the feet are balls of 1.75 cm) 0.3 m up
+    q0[2] = 0.016 - feet + 0.3                       # (the feet are balls of 1.6 cm) 0.3 m up
     traj = screwdyn.simulate(solo, q0, None, args.duration, 1e-3, tau=pd, hold=True, environment=ground)
 
     weight = solo.mass.sum() * 9.81

@@ -1,11 +1,10 @@
 """Talos stands under a whole-body controller, is pushed sideways, and recovers.
 
-1. the bundled Talos (``talos_reduced``: a free-flyer and 32 joints, 90 kg; its collision meshes as
-   convex hulls) with one change: each foot's hull is replaced by a box of 21 x 13 x 2 cm under the
-   sole (as example-robot-data's ``talos_reduced_box.urdf``). The hull of ``ankle_X_collision.stl``
-   is no sole: its bottom is a dome, 3 mm higher at the rim than in the middle, and a foot on it
-   balances on one point and rocks from vertex to vertex (the contact forces jump by 50 % from
-   step to step, the ankles shake at 1 rad/s). It starts in its home pose ("half sitting") with
+1. the bundled Talos (``talos_reduced``: a free-flyer and 32 joints, 90 kg) with one change: each
+   foot's collision box, 21 x 13 x 2 cm (example-robot-data's ``talos_reduced_box.urdf``, as bundled,
+   its bottom 3 mm below the sole frame), is moved up so that its bottom face is the sole. (The hull
+   of example-robot-data's ``ankle_X_collision.stl`` is no sole: its bottom is a dome, 3 mm higher at
+   the rim, on which a foot rocks from vertex to vertex.) It starts in its home pose ("half sitting") with
    the ankles' 0.1 deg of roll zeroed, at rest, the soles flat on the ground;
 2. the controller, evaluated once a step (1 kHz), is inverse dynamics under the two feet's contacts:
 
@@ -111,10 +110,8 @@ def push_wrench(model, push=PUSH):
 
 
 def box_feet(model):
-    """The bundled model with each foot's collision hull replaced by a box of 21 x 13 x 2 cm, its bottom
-    face on the sole (example-robot-data's ``talos_reduced_box.urdf`` has the same box, 3 mm lower).
-    The hull of ``ankle_X_collision.stl`` is no sole: its bottom is a dome, 3 mm higher at the rim
-    than in the middle, and the foot stands on one point of it, rocking from vertex to vertex."""
+    """The bundled model with each foot's collision box (example-robot-data's ``talos_reduced_box.urdf``,
+    21 x 13 x 2 cm, its bottom 3 mm below the sole frame) moved up so that its bottom face is the sole."""
     from screwdyn.geometry import Collision
 
     q = screwdyn.neutral(model)

@@ -110,20 +110,24 @@ def read_collisions(robot, base_dir, stacklevel=3) -> tuple:
                 scale = tuple(float(x) for x in _attr_numbers(shape, "scale", 3, (1.0, 1.0, 1.0), where))
                 path, why = packages.resolve(filename)
                 if path is None:
-                    missing.append(f"link {ln!r}: {filename!r} ({why})")
+                    missing.append((f"{ln!r} ({filename})", why))
                     continue
                 out.append(Collision(ln, "convex", origin, path=str(path), scale=scale, name=name, filename=filename))
                 continue
             else:
-                missing.append(f"link {ln!r}: <{kind}> is no URDF geometry")
+                missing.append((repr(ln), f"<{kind}> is no URDF geometry"))
                 continue
             if min(size) < 0:
                 raise URDFError(f"{where} <{kind}>: sizes must not be negative, got {tuple(map(float, size))}")
             out.append(Collision(ln, kind, origin, tuple(size), name=name))
-    if missing:
-        warnings.warn(f"{len(missing)} <collision> geometries are left out (they do not collide): "
-                      + "; ".join(missing[:6]) + ("; ..." if len(missing) > 6 else ""),
-                      CollisionWarning, stacklevel=stacklevel)
+    if missing:   # one line: the reasons, each with the links it leaves out
+        reasons = {}
+        for link, why in missing:
+            reasons.setdefault(why, []).append(link)
+        warnings.warn(f"{len(missing)} <collision> geometries are left out (they do not collide): " + "; ".join(
+            f"{why}: link{'s' if len(links) > 1 else ''} " + ", ".join(links[:3])
+            + (f" and {len(links) - 3} more" if len(links) > 3 else "") for why, links in reasons.items()),
+            CollisionWarning, stacklevel=stacklevel)
     return tuple(out)
 
 

@@ -40,6 +40,15 @@ def best(f, rounds):
     return min(out)
 
 
+def erd_solo():
+    """example-robot-data's Solo12 with its 17 collision meshes as hulls, the geometry MuJoCo reads
+    (the bundled model's feet are balls)."""
+    from screwdyn.io.urdf import example_robot_data_path
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return screwdyn.load_urdf(example_robot_data_path("solo12"), floating_base=True)
+
+
 def mujoco_solo(dt):
     """Solo12 in MuJoCo: its URDF (meshes by absolute path), a free joint, a floor; the robot's
     geoms touch the floor only (as screwdyn's, without self-collision)."""
@@ -121,7 +130,7 @@ def humanoid(args):
 
 
 def solo_standing(args):
-    solo = screwdyn.models.load("solo12")
+    solo = erd_solo()
     env = screwdyn.Environment(screwdyn.Ground())
 
     def pd(t, q, qd):
@@ -153,7 +162,7 @@ def solo_batch(args):
     from mujoco import rollout
 
     import numba
-    solo = screwdyn.models.load("solo12")
+    solo = erd_solo()
     env = screwdyn.Environment(screwdyn.Ground())
     rng = np.random.default_rng(0)
     B = args.batch

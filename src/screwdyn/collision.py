@@ -117,9 +117,9 @@ class Collider:
     A compiled caller passes the tables to
     ``screwdyn.algorithms.collide.collide_state`` with the narrow phase of ``tier``: ``"ground"``
     (``ground_pair``: every pair has a plane) or ``"general"`` (``general_pair``: any pairs; a
-    polytope or a cylinder against a shape other than a plane or a sphere by GJK and EPA). Also: ``environment`` (the one used), ``geometry`` (the
-    :class:`~screwdyn.geometry.Collision` record of each row of ``geoms``) and ``bound`` (the most
-    contacts the pairs can make)."""
+    polytope or a cylinder against a shape other than a plane or a sphere by GJK and EPA). Also:
+    ``environment`` (the one used), ``geometry`` (the :class:`~screwdyn.geometry.Collision` record
+    of each row of ``geoms``) and ``bound`` (the most contacts the pairs can make)."""
 
     def __init__(self, model: Model, environment=None, *, self_collision=False, max_contacts=None):
         dispatch.check_model(model)

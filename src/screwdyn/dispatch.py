@@ -123,7 +123,7 @@ class Kernel:
             return None
         lanes = entry.lanes
         while lanes > 1 and lanes * per_lane > STACK_LIMIT:
-            lanes = lanes // 2 if lanes > MIN_LANES else 1
+            lanes = fewer_lanes(lanes)
         return lanes
 
     def lanes_for(self, model):
@@ -147,6 +147,12 @@ _ONE_BATCH = threading.Lock()
 # the fewest lanes above one a batch runs with: two lanes buy 1.3-2x over one for the models too large
 # for four (docs/performance.md), less than their compile time (5-9 s per kernel) is worth
 MIN_LANES = 4
+
+
+def fewer_lanes(lanes):
+    """The lane count below ``lanes`` (> 1) that a batch may compile: half of it down to MIN_LANES,
+    then one (:meth:`Kernel.lanes`, and ``screwdyn compile``'s variants)."""
+    return lanes // 2 if lanes > MIN_LANES else 1
 
 
 def _main_thread_room():

@@ -25,7 +25,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from .dispatch import MIN_LANES, Kernel, kernels
+from .dispatch import Kernel, fewer_lanes, kernels
 
 __all__ = ["INSTALL", "variants", "variant_name", "compile_ahead"]
 
@@ -46,16 +46,17 @@ _LONGEST = ("contact_rollout", "aba_derivatives", "constrained_derivatives", "ro
 
 
 def _lane_counts(kernel):
-    """The batch lane counts of ``kernel``: LANES, LANES / 2, ..., MIN_LANES, 1 (the counts
-    :meth:`~screwdyn.dispatch.Kernel.lanes` can choose), or ``(None,)`` for a kernel without lanes."""
+    """The batch lane counts of ``kernel``: LANES and each count below it that
+    :meth:`~screwdyn.dispatch.Kernel.lanes` can choose (:func:`~screwdyn.dispatch.fewer_lanes`,
+    down to 1), or ``(None,)`` for a kernel without lanes."""
     lanes = kernel.entry.lanes
     if not lanes:
         return (None,)
-    counts = []
+    counts = [lanes]
     while lanes > 1:
+        lanes = fewer_lanes(lanes)
         counts.append(lanes)
-        lanes = lanes // 2 if lanes > MIN_LANES else 1
-    return tuple(counts) + (1,)
+    return tuple(counts)
 
 
 def variants(selection="all"):

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 def run(batch=1000, rounds=15, threads=2, out=print):
     import numba
     import pinocchio as pin
+    from constrained import interleaved   # (bench/, the script's folder, is on sys.path)
     from test_sdf import CASSIE, assembled, layouts, load_quietly, pinocchio_from_sdf16, pinocchio_loops
 
     rng = np.random.default_rng(0)
@@ -94,13 +94,7 @@ def run(batch=1000, rounds=15, threads=2, out=print):
         "pin constraintDynamics loop": (pin_loop(pin.constraintDynamics, pd, cds), 1, batch),
         "pin lcaba loop": (pin_loop(pin.lcaba, pl, cds_l), 1, batch),
     }
-    best = {key: np.inf for key in calls}
-    for _ in range(rounds):
-        for key, (f, reps, per) in calls.items():
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                f()
-            best[key] = min(best[key], (time.perf_counter() - t0) / (reps * per) * 1e6)
+    best = interleaved(calls, rounds)[0]
     out(f"load average {os.getloadavg()[0]:.2f}; cassie_v2 ({model.nv} DoF, {len(model.constraints)} ball loops, "
         f"12 rows of rank {rank}); qdd max rel diff: constraintDynamics {err_cd:.1e}, lcaba {err_lc:.1e}")
     out("| call | us/state | lcaba / it | constraintDynamics / it |\n|---|---:|---:|---:|")

@@ -57,6 +57,22 @@ def _setup(name, kind, frames, batch, rng):
     return model, pm, pd, cms, cds, ours, (Q, V, T), (QP, VP, TP)
 
 
+def interleaved(calls, rounds):
+    """``calls`` ``{name: (f, reps, states)}`` timed in ``rounds`` interleaved rounds, so that a
+    loaded machine slows them alike: ``(wall, cpu)``, each ``{name: the minimum over the rounds of
+    microseconds per state}`` (``reps`` calls of ``f``, each of ``states`` states)."""
+    best = {key: np.inf for key in calls}
+    cpu = {key: np.inf for key in calls}
+    for _ in range(rounds):
+        for key, (f, reps, per) in calls.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            for _ in range(reps):
+                f()
+            best[key] = min(best[key], (time.perf_counter() - t0) / (reps * per) * 1e6)
+            cpu[key] = min(cpu[key], (time.process_time() - c0) / (reps * per) * 1e6)
+    return best, cpu
+
+
 def run(batch=1000, rounds=15, threads=2, out=print):
     import numba
     import pinocchio as pin
@@ -98,15 +114,7 @@ def run(batch=1000, rounds=15, threads=2, out=print):
             "batch 1 thread (mu = 0)": (batch_on(1, mu=0.0, max_iter=1), 1, batch),
             "pin loop": (pin_loop, 1, batch),
         }
-        best = {key: np.inf for key in calls}
-        cpu = {key: np.inf for key in calls}
-        for _ in range(rounds):
-            for key, (f, reps, per) in calls.items():
-                t0, c0 = time.perf_counter(), time.process_time()
-                for _ in range(reps):
-                    f()
-                best[key] = min(best[key], (time.perf_counter() - t0) / (reps * per) * 1e6)
-                cpu[key] = min(cpu[key], (time.process_time() - c0) / (reps * per) * 1e6)
+        best, cpu = interleaved(calls, rounds)
         out(f"{name} ({model.nv} DoF, {len(ours)} {kind} contacts, m = {m}), max rel diff against Pinocchio {err:.1e}")
         out(f"    {'':28s} {'wall':>8s}            ratio {'CPU':>8s}            ratio")
         for key in calls:

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 
 from screwdyn.constrained_derivatives import constrained_forward_dynamics_derivatives as derivatives
 
 try:
-    from constrained import CASES, _setup
+    from constrained import CASES, _setup, interleaved
 except ImportError:                       # (run from the repository root as bench/constrained_derivatives.py)
-    from bench.constrained import CASES, _setup
+    from bench.constrained import CASES, _setup, interleaved
 
 
 def _agreement(model, pm, pd, cms, cds, ours, state, pstate, settings):
@@ -89,15 +88,7 @@ def run(batch=1000, rounds=9, threads=2, out=print):
             "batch 1 thread": (batch_on(1), 1, batch),
             "pin loop": (pin_loop, 1, batch),
         }
-        best = {key: np.inf for key in calls}
-        cpu = {key: np.inf for key in calls}
-        for _ in range(rounds):
-            for key, (f, reps, per) in calls.items():
-                t0, c0 = time.perf_counter(), time.process_time()
-                for _ in range(reps):
-                    f()
-                best[key] = min(best[key], (time.perf_counter() - t0) / (reps * per) * 1e6)
-                cpu[key] = min(cpu[key], (time.process_time() - c0) / (reps * per) * 1e6)
+        best, cpu = interleaved(calls, rounds)
         out(f"{name} ({model.nv} DoF, {len(ours)} {kind} contacts, m = {m}), max rel diff against Pinocchio {err:.1e}")
         out(f"    {'':28s} {'wall':>8s}            ratio {'CPU':>8s}            ratio")
         for key in calls:
